@@ -1,0 +1,1 @@
+"""Spec language, plan resolution, tokenizers, haystacks, placement, items and checks."""

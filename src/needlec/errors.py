@@ -1,0 +1,99 @@
+"""One family of user-facing errors: each prints as a short report, never as a traceback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where in a spec file a problem sits (1-based line and column)."""
+
+    file: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.file
+        if self.column is None:
+            return f"{self.file}:{self.line}"
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input: where, which key, what was expected, and a hint."""
+
+    message: str
+    location: Location | None = None
+    key_path: str = ""
+    hint: str = ""
+
+    def render(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        key = f"{self.key_path}: " if self.key_path else ""
+        text = f"{where}{key}{self.message}"
+        if self.hint:
+            text += f"\n    {self.hint}"
+        return text
+
+
+class NeedlecError(Exception):
+    """Base of every error caused by user input or environment; the CLI prints it and exits 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str = "", problems: list[Problem] | None = None) -> None:
+        self.problems: list[Problem] = list(problems or [])
+        super().__init__(message or "\n".join(p.render() for p in self.problems))
+
+    def render(self) -> str:
+        head = str(self.args[0]) if self.args and self.args[0] else ""
+        if not self.problems:
+            return head
+        body = "\n".join(p.render() for p in self.problems)
+        if head and head != body:
+            return f"{head}\n{body}"
+        return body
+
+
+class SpecError(NeedlecError):
+    """A spec file is malformed or invalid; carries every problem found, not just the first."""
+
+    def __init__(self, problems: list[Problem], message: str = "") -> None:
+        count = len(problems)
+        head = message or f"spec is invalid ({count} problem{'s' if count != 1 else ''}):"
+        super().__init__(head, problems)
+
+
+class SourceError(NeedlecError):
+    """A haystack source could not be read, downloaded or verified."""
+
+
+class TokenizerError(NeedlecError):
+    """A tokenizer could not be loaded."""
+
+
+class ContractError(NeedlecError):
+    """A compiled item broke the length, depth or overlap contract."""
+
+    exit_code = 3
+
+
+class OutputError(NeedlecError):
+    """A dataset directory is missing, incomplete, or fails verification."""
+
+
+@dataclass
+class ProblemList:
+    """Collects problems during a pass so they can be raised together."""
+
+    items: list[Problem] = field(default_factory=list)
+
+    def add(self, problem: Problem) -> None:
+        self.items.append(problem)
+
+    def raise_if_any(self, message: str = "") -> None:
+        if self.items:
+            raise SpecError(self.items, message)

@@ -1,0 +1,69 @@
+"""The Hugging Face dataset card: YAML metadata whose configs match the data files, plus prose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from needlec.compiler.plan import Plan
+
+SIZE_CATEGORIES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                   (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")]
+
+
+def size_category(rows: int) -> str:
+    for limit, label in SIZE_CATEGORIES:
+        if rows < limit:
+            return label
+    return "n>10M"
+
+
+def card_metadata(plan: Plan, configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    total = sum(f["rows"] for c in configs.values() for f in c["files"])
+    entries = []
+    for i, (name, info) in enumerate(configs.items()):
+        entry: dict[str, Any] = {
+            "config_name": name,
+            "data_files": [{"split": f["split"], "path": f["path"]} for f in info["files"]],
+        }
+        if i == 0:
+            entry["default"] = True
+        entries.append(entry)
+    return {
+        "license": plan.spec.license.lower(),
+        "language": list(plan.spec.languages),
+        "pretty_name": plan.spec.title,
+        "task_categories": ["question-answering"],
+        "tags": ["long-context", "needle-in-a-haystack", "needlec"],
+        "size_categories": [size_category(total)],
+        "configs": entries,
+    }
+
+
+def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
+    configs = manifest["configs"]
+    meta = yaml.safe_dump(card_metadata(plan, configs), sort_keys=False, allow_unicode=True)
+    spec = plan.spec
+    lines = [f"---\n{meta}---", "", f"# {spec.title}", "", spec.description.strip(), "",
+             "Compiled by needlec from a declarative spec; every item has an exact token length "
+             "per tokenizer and records where its needles sit.", "",
+             "## Configs", "", "| config | split (tokenizer) | rows | bytes |", "|---|---|---|---|"]
+    for name, info in configs.items():
+        for f in info["files"]:
+            lines.append(f"| {name} | {f['split']} | {f['rows']} | {f['bytes']} |")
+    first = next(iter(configs))
+    split = configs[first]["files"][0]["split"]
+    lines += ["", "## Loading", "", "```python", "from datasets import load_dataset", "",
+              f'ds = load_dataset("PATH_OR_REPO", name="{first}", split="{split}")', "```", "",
+              "Each row holds `messages` (the chat to send), `context_span` (where the context sits "
+              "in `messages[context_span.message].content`), `needles` with their achieved depths "
+              "and offsets, `answers` and `scoring`.", "",
+              "## Provenance", "", f"- spec sha256: `{manifest['spec']['sha256']}`",
+              f"- content hash: `{manifest['content_hash']}`",
+              f"- needlec version: `{manifest['needlec_version']}`"]
+    for source in manifest["sources"]:
+        lines.append(f"- source `{source['name']}` sha256 `{source['sha256']}`")
+    if spec.citation.strip():
+        lines += ["", "## Citation", "", "```bibtex", spec.citation.strip(), "```"]
+    return "\n".join(lines) + "\n"
