@@ -18,7 +18,8 @@ token-exact datasets: JSONL files in a Hugging Face dataset folder with its card
 of hashes. It never runs a model to answer items; any runner can consume the output.
 """
 
-EPILOG = "Run `needlec COMMAND --help` for a command's options. Exit codes: 0 ok, 2 invalid input, 3 contract broken, 130 interrupted."
+EPILOG = ("Run `needlec COMMAND --help` for a command's options. "
+          "Exit codes: 0 ok, 2 invalid input, 3 contract broken, 130 interrupted.")
 
 
 def _parse_select(values: list[str]) -> dict[str, set[str]]:
@@ -85,8 +86,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         summary, sample = summarize_dataset(target)
         print(summary)
     else:
-        from needlec.compiler.pipeline import Prepared, default_cache_dir
         from needlec.compiler.items import build_item
+        from needlec.compiler.pipeline import Prepared, default_cache_dir
         from needlec.compiler.plan import load_plan
 
         plan = load_plan(target)

@@ -34,7 +34,7 @@ class LengthRange(StrictModel):
             points = [math.exp(lo + (hi - lo) * i / (self.count - 1)) for i in range(self.count)]
         else:
             points = [self.min + (self.max - self.min) * i / (self.count - 1) for i in range(self.count)]
-        return sorted({int(round(p)) for p in points})
+        return sorted({round(p) for p in points})
 
 
 class DepthRange(StrictModel):

@@ -66,8 +66,8 @@ class HaystackIndex:
         self.copies = copies
         self.tokenizer = tokenizer
         starts = tokenizer.token_starts(text)
-        self.n_tokens = int(len(starts))
-        self.tok_char: list[int] = starts.tolist() + [len(text)]
+        self.n_tokens = len(starts)
+        self.tok_char: list[int] = [*starts.tolist(), len(text)]
         candidates = np.fromiter((m.start() for m in _SAFE.finditer(text)), dtype=np.int64)
         token_at = np.searchsorted(starts, candidates)
         token_at_clipped = np.minimum(token_at, max(len(starts) - 1, 0))

@@ -2,7 +2,8 @@
 
 Positions let validation errors point at `file:line:col`. Duplicate keys are errors (YAML would
 silently keep the last one). `extends:` is resolved here: the parent is loaded first and the
-child's keys are merged over it (mappings merge recursively, everything else is replaced).
+child's keys are merged over it (mappings merge recursively, everything else is replaced, and
+`key: null` removes an inherited key so its default applies).
 """
 
 from __future__ import annotations
@@ -66,16 +67,16 @@ def _build(node: yaml.Node, path: KeyPath, file: str, doc: Document, problems: l
                                         _loc(file, key_node), _dotted(path)))
                 key = str(key)
             if key in out:
-                first = doc.keys.get(path + (key,))
+                first = doc.keys.get((*path, key))
                 where = f" (first defined at line {first.line})" if first else ""
                 problems.append(Problem(f"duplicate key {key!r}{where}", _loc(file, key_node),
-                                        _dotted(path + (key,))))
+                                        _dotted((*path, key))))
                 continue
-            doc.keys[path + (key,)] = _loc(file, key_node)
-            out[key] = _build(value_node, path + (key,), file, doc, problems, constructor)
+            doc.keys[(*path, key)] = _loc(file, key_node)
+            out[key] = _build(value_node, (*path, key), file, doc, problems, constructor)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_build(child, path + (i,), file, doc, problems, constructor)
+        return [_build(child, (*path, i), file, doc, problems, constructor)
                 for i, child in enumerate(node.value)]
     return constructor.construct_object(node, deep=True)
 
@@ -147,7 +148,7 @@ def load_file(path: str | Path, _chain: tuple[Path, ...] = ()) -> Document:
     if not parent_path.exists():
         raise SpecError([Problem(f"extended spec {parent_ref!r} not found (looked at {parent_path})",
                                  where, "extends")])
-    parent = load_file(parent_path, _chain + (path.resolve(),))
+    parent = load_file(parent_path, (*_chain, path.resolve()))
     merged = merge_documents(parent, doc, ())
     merged.files = parent.files + doc.files
     return merged
@@ -179,11 +180,14 @@ def merge_documents(base: Document, over: Document, over_root: KeyPath) -> Docum
         if isinstance(a, dict) and isinstance(b, dict):
             result = dict(a)
             for key, value in b.items():
-                if key in a:
-                    result[key] = merge(a[key], value, prefix + (key,))
+                if value is None and key in a:
+                    del result[key]  # `key: null` removes an inherited key (its default applies)
+                    drop_subtree((*prefix, key))
+                elif key in a:
+                    result[key] = merge(a[key], value, (*prefix, key))
                 else:
                     result[key] = value
-                    copy_positions(prefix + (key,))
+                    copy_positions((*prefix, key))
             if (over_root + prefix) in over.values:
                 out.values[prefix] = over.values[over_root + prefix]
             return result

@@ -99,4 +99,5 @@ NEEDLES.register("template", TemplateNeedle)(TemplateKind)
 
 
 def needle_kind(config: StrictModel) -> NeedleKind:
-    return NEEDLES.get(getattr(config, "type")).factory(config)
+    kind: str = config.type  # type: ignore[attr-defined]  # every needle model has a `type` tag
+    return NEEDLES.get(kind).factory(config)

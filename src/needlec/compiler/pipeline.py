@@ -75,7 +75,8 @@ class Prepared:
 
     def sources(self, spec: Spec) -> list[SourceText]:
         out = []
-        for i, config in enumerate(spec.haystack.sources):
+        configs: list[Any] = list(spec.haystack.sources)  # each one of the registered source models
+        for i, config in enumerate(configs):
             key = config.model_dump_json()
             if key not in self._sources:
                 try:
@@ -167,23 +168,36 @@ def _run_chunk(chunk: tuple[int, int]) -> tuple[bytes, int, int, list[str]]:
     problems: list[str] = []
     for config, key, view in work[chunk[0]:chunk[1]]:
         item = build_item(plan.spec.name, config, key, view)
-        problems.extend(check_item(item, config.spec, view.index.tokenizer if verify else None))
+        problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
         tokens += item["context_tokens"]
         lines.append(canonical.line(item))
     return b"".join(lines), chunk[1] - chunk[0], tokens, problems
 
 
-def check_item(item: dict[str, Any], spec: Spec, tokenizer: Tokenizer | None) -> list[str]:
-    """Contract checks on one item; with a tokenizer, also re-encode it in full (slow, exact)."""
+def reachable_depth(item: dict[str, Any], index: int, counter: Tokenizer) -> float:
+    """Deepest a needle can sit: the needles from it to the end of the context need their tokens."""
+    offset = item["needles"][index]["char_offset"]
+    tail = sum(counter.count(n["text"]) for n in item["needles"] if n["char_offset"] >= offset)
+    return 100.0 * max(0, item["context_tokens"] - tail) / item["context_tokens"]
+
+
+def check_item(item: dict[str, Any], spec: Spec, counter: Tokenizer, verify: bool) -> list[str]:
+    """Contract checks on one item; with `verify`, also re-encode it in full (slow, exact).
+
+    A target depth beyond what the needle can reach (100% means the needle ends the context, so it
+    starts one needle-length earlier) is measured against the reachable depth instead.
+    """
+    tokenizer = counter
     problems = []
     counted = item["context_tokens"] if spec.length.counted == "context" else item["prompt_tokens"]
     if abs(counted - item["context_length"]) > spec.length.tolerance:
         problems.append(f"{item['id']}: {counted} tokens, target {item['context_length']}")
     for i, needle in enumerate(item["needles"]):
-        if abs(needle["depth_percent"] - needle["target_depth_percent"]) > spec.placement.depth_tolerance:
+        target = min(needle["target_depth_percent"], reachable_depth(item, i, counter))
+        if abs(needle["depth_percent"] - target) > spec.placement.depth_tolerance:
             problems.append(f"{item['id']}: needle {i} at depth {needle['depth_percent']}%, target "
-                            f"{needle['target_depth_percent']}% (tolerance {spec.placement.depth_tolerance})")
-    if tokenizer is not None:
+                            f"{target}% (tolerance {spec.placement.depth_tolerance})")
+    if verify:
         span = item["context_span"]
         context = item["messages"][span["message"]]["content"][span["start"]:span["end"]]
         if tokenizer.count(context) != item["context_tokens"]:

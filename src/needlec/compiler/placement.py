@@ -10,6 +10,7 @@ window end (or start, when a needle must be the last text) is then solved to the
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from needlec.compiler.haystack import HaystackIndex
@@ -90,7 +91,7 @@ class Counter:
         spans.sort()
         merged: list[list[int]] = []
         for a, b in spans:
-            if merged and a < merged[-1][1]:
+            if merged and a <= merged[-1][1]:
                 merged[-1][1] = max(merged[-1][1], b)
             else:
                 merged.append([a, b])
@@ -116,7 +117,8 @@ class Counter:
 
 
 def _nearest(candidates: list[int], x: int, lo: int, hi: int) -> int | None:
-    """Candidate closest to x within [lo, hi] (ties go to the earlier one)."""
+    """Candidate closest to x within [lo, hi] (ties go to the earlier one); None if none is."""
+    x = min(max(x, lo), hi)
     i = bisect.bisect_left(candidates, x)
     best: int | None = None
     for j in (i - 1, i):
@@ -124,15 +126,11 @@ def _nearest(candidates: list[int], x: int, lo: int, hi: int) -> int | None:
             c = candidates[j]
             if best is None or abs(c - x) < abs(best - x):
                 best = c
-    if best is None:
-        j = bisect.bisect_left(candidates, lo)
-        if j < len(candidates) and candidates[j] <= hi:
-            best = candidates[j]
     return best
 
 
-def _solve(count_at: callable, first_k: int, sign: int, cut: callable, n_tokens: int,  # type: ignore[valid-type]
-           target: int) -> tuple[int, int]:
+def _solve(count_at: Callable[[int], int], first_k: int, sign: int, cut: Callable[[int], int],
+           n_tokens: int, target: int) -> tuple[int, int]:
     """Find a cut (token index -> char position) whose total count equals target."""
     k = first_k
     seen: dict[int, int] = {}
@@ -181,7 +179,7 @@ def place(index: HaystackIndex, counter: Counter, *, start: int, target: int, ne
         before = 0
         result = {}
         for i in order:
-            result[i] = base_k + int(round(depths[i] / 100.0 * context_est)) - before
+            result[i] = base_k + round(depths[i] / 100.0 * context_est) - before
             before += needle_tokens[i]
         return [result[i] for i in range(len(needles))]
 

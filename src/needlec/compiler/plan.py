@@ -100,7 +100,8 @@ class Plan:
             yield ItemKey(config.name, tokenizer, length, depth, case, haystack, repeat)
 
 
-def _validate(data: dict[str, Any], doc: Document, schema: dict[str, Any], root: KeyPath) -> tuple[Spec | None, list[Problem]]:
+def _validate(data: dict[str, Any], doc: Document, schema: dict[str, Any],
+              root: KeyPath) -> tuple[Spec | None, list[Problem]]:
     try:
         return Spec.model_validate(data), []
     except ValidationError as exc:
@@ -134,7 +135,8 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
         raise SpecError(_unique(problems))
     names = [c.name for c in configs]
     if len(set(names)) != len(names):
-        raise SpecError([Problem("variant values must give distinct config names", doc.locate(("variants",)), "variants")])
+        raise SpecError([Problem("variant values must give distinct config names",
+                                 doc.locate(("variants",)), "variants")])
     return Plan(path=path, doc=doc, spec=base, configs=tuple(configs), spec_sha256=doc.sha256)
 
 
@@ -155,12 +157,17 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     try:
         draw = kind.draw(kind.cases()[0], random.Random(0))
     except TemplateProblem as exc:
-        problems.append(Problem(str(exc), doc.locate(("needle",)), "needle"))
+        placeholders = {name: "0" for name in getattr(spec.needle, "vars", {})}
+        failing = _failing_template(doc, ("needle",), placeholders)
+        problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
         return problems
     try:
         messages = render_messages(spec, draw.question, draw.values)
     except TemplateProblem as exc:
-        problems.append(Problem(str(exc), doc.locate(("prompt",)), "prompt"))
+        variables = {**spec.prompt.vars, **draw.values, "question": draw.question,
+                     "context": CONTEXT_SENTINEL}
+        failing = _failing_template(doc, ("prompt",), variables)
+        problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
         return problems
     hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
     user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
@@ -182,6 +189,30 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         problems.append(Problem(f"{len(multi)} fixed depths for {len(draw.needles)} needles",
                                 doc.locate(key), dotted(key)))
     return problems
+
+
+def _failing_template(doc: Document, root: KeyPath, variables: dict[str, Any]) -> KeyPath:
+    """Key path of the first template string under `root` that fails to parse or render."""
+    def strings(node: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+        if isinstance(node, str):
+            yield path, node
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key != "vars":  # constants and random-value settings, not templates
+                    yield from strings(value, (*path, key))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield from strings(value, (*path, i))
+
+    node: Any = doc.data
+    for part in root:
+        node = node.get(part) if isinstance(node, dict) else None
+    for path, text in strings(node, root):
+        try:
+            render(text, variables)
+        except TemplateProblem:
+            return path
+    return root
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

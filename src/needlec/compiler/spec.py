@@ -15,7 +15,7 @@ from needlec.compiler.base import StrictModel
 from needlec.compiler.grid import Grid
 from needlec.compiler.metrics import MetricConfig
 from needlec.compiler.needles import NEEDLES
-from needlec.compiler.tokenizers import TokenizerConfig
+from needlec.compiler.tokenizers import TiktokenConfig, TokenizerConfig
 from needlec.registry import registry_union
 from needlec.sources import SOURCES
 
@@ -104,7 +104,8 @@ class Spec(StrictModel):
     seed: int = Field(0, description="Root seed; every item's RNG derives from it and the item's "
                       "key, so items never depend on each other.")
     tokenizers: list[TokenizerConfig] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: ["cl100k_base"], min_length=1,
+        default_factory=lambda: [TiktokenConfig(type="tiktoken", encoding="cl100k_base")],
+        min_length=1, validate_default=True,
         description="Tokenizers to count lengths with; each gets its own items, exact to its own "
         "count. A bare name means a tiktoken encoding.",
         examples=[["cl100k_base", "o200k_base"], [{"type": "hf", "path": "tok.json", "name": "mytok"}]])

@@ -33,11 +33,15 @@ TIKTOKEN_TABLES = {
 }
 
 
+TiktokenEncoding = Literal["cl100k_base", "o200k_base"]
+
+
 class TiktokenConfig(StrictModel):
     """A tiktoken encoding, available offline. A bare string such as `cl100k_base` means this."""
 
-    type: Literal["tiktoken"] = Field("tiktoken", description="Selects a tiktoken encoding.")
-    encoding: Literal["cl100k_base", "o200k_base"] = Field(
+    type: Literal["tiktoken"] = Field(description="Selects a tiktoken encoding (required in the "
+                                      "mapping form; the bare-name form implies it).")
+    encoding: TiktokenEncoding = Field(
         description="Encoding name: `cl100k_base` (GPT-4, GPT-3.5) or `o200k_base` (GPT-4o and later).")
 
     @property
@@ -66,9 +70,12 @@ def _shorthand(value: Any) -> Any:
     return value
 
 
+_TokenizerMapping = Annotated[TiktokenConfig | HFTokenizerConfig, Field(discriminator="type")]
+
+# The JSON Schema must accept the bare-name shorthand too, or editors reject valid specs.
 TokenizerConfig = Annotated[
-    Annotated[TiktokenConfig | HFTokenizerConfig, Field(discriminator="type")],
-    BeforeValidator(_shorthand),
+    _TokenizerMapping,
+    BeforeValidator(_shorthand, json_schema_input_type=TiktokenEncoding | _TokenizerMapping),
 ]
 
 
@@ -179,7 +186,7 @@ class HFTokenizer(Tokenizer):
         return np.fromiter((start for start, _ in offsets), dtype=np.int64, count=len(offsets))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _tiktoken(encoding: str) -> TiktokenTokenizer:
     return TiktokenTokenizer(encoding)
 
@@ -191,6 +198,6 @@ def load_tokenizer(config: TiktokenConfig | HFTokenizerConfig, base_dir: Path) -
     return _hf(str((base_dir / config.path).resolve()), config.name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hf(path: str, name: str) -> HFTokenizer:
     return HFTokenizer(Path(path), name)

@@ -19,10 +19,9 @@ def data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:
     path: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            path.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_dict = isinstance(node, dict) and isinstance(part, str) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
             path.append(part)
             node = node[part]
         elif isinstance(node, dict) and isinstance(part, str) and part not in node and loc[-1] == part:
@@ -84,7 +83,8 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
         elif kind == "union_tag_invalid":
             ctx = err.get("ctx", {})
             expected = _QUOTED.findall(str(ctx.get("expected_tags", "")))
-            msg = f"unknown {ctx.get('discriminator', 'type').strip(chr(39))} {ctx.get('tag')!r}; expected one of: {', '.join(expected)}"
+            tag_key = str(ctx.get("discriminator", "type")).strip("'")
+            msg = f"unknown {tag_key} {ctx.get('tag')!r}; expected one of: {', '.join(expected)}"
             hint = did_you_mean(str(ctx.get("tag")), expected).lstrip("; ").capitalize()
         elif kind == "literal_error":
             expected = _QUOTED.findall(str(err.get("ctx", {}).get("expected", "")))

@@ -6,8 +6,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from pydantic import BaseModel
+from typing import Any
 
 from needlec.registry import Registry
 
@@ -43,7 +42,7 @@ class SourceContext:
     cache_dir: Path
 
 
-SourceLoader = Callable[[BaseModel, SourceContext], SourceText]
+SourceLoader = Callable[[Any, SourceContext], SourceText]
 SOURCES: Registry[SourceLoader] = Registry("sources")
 
 

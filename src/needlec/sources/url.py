@@ -47,7 +47,7 @@ def _download(config: UrlSource, target: Path) -> bytes:
             time.sleep(0.5 * 2 ** (attempt - 1))
         try:
             request = urllib.request.Request(config.url, headers={"User-Agent": "needlec"})
-            with urllib.request.urlopen(request, timeout=config.timeout) as response:  # noqa: S310
+            with urllib.request.urlopen(request, timeout=config.timeout) as response:
                 data: bytes = response.read()
         except urllib.error.HTTPError as exc:
             last_error = f"HTTP {exc.code} {exc.reason}"

@@ -1,0 +1,47 @@
+"""Shared fixtures: offline settings, the embedded haystack, and a small compiled NIAH dataset."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+SPECS = ROOT / "specs"
+
+
+@pytest.fixture(scope="session")
+def bible_text() -> str:
+    from needlec.sources.builtin import _web_bible
+
+    documents, _ = _web_bible()
+    return "\n\n".join(d.text for d in documents[:3])
+
+
+@pytest.fixture(scope="session")
+def cl100k():
+    from needlec.compiler.tokenizers import _tiktoken
+
+    return _tiktoken("cl100k_base")
+
+
+@pytest.fixture(scope="session")
+def o200k():
+    from needlec.compiler.tokenizers import _tiktoken
+
+    return _tiktoken("o200k_base")
+
+
+@pytest.fixture(scope="session")
+def small_niah(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """specs/niah.yaml compiled on a reduced grid (every config, both tokenizers)."""
+    from needlec.compiler.pipeline import CompileOptions, compile_spec
+
+    out = tmp_path_factory.mktemp("niah") / "out"
+    compile_spec(SPECS / "niah.yaml", out, CompileOptions(
+        select={"length": {"1000", "4000", "16000"}}, progress=False))
+    return out

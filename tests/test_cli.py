@@ -1,0 +1,91 @@
+"""The command line through its installed console script, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, SPECS
+
+NEEDLEC = str(Path(sys.executable).parent / "needlec")
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([NEEDLEC, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_help_lists_every_command() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("compile", "validate", "schema", "inspect"):
+        assert command in result.stdout
+        assert run(command, "--help").returncode == 0
+
+
+def test_dry_run_counts_without_writing(tmp_path: Path) -> None:
+    result = run("compile", str(SPECS / "niah.yaml"), "-o", str(tmp_path / "out"), "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^528 items, 16,830,000 context tokens, about [\d.,]+ MB", result.stdout)
+    assert not (tmp_path / "out").exists()
+
+
+def test_compile_then_inspect(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("compile", str(SPECS / "niah.yaml"), "-o", str(out), "--select", "length=1000",
+                 "--select", "config=single,passkey", "-q")
+    assert result.returncode == 0, result.stderr
+    assert "wrote 44 items" in result.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["configs"]) == {"single", "passkey"}
+    assert manifest["content_hash"] in result.stdout
+
+    shown = run("inspect", str(out))
+    assert shown.returncode == 0, shown.stderr
+    assert "single/cl100k_base: 11 items, 11,000 context tokens" in shown.stdout
+    assert ">>>The access code for the archive vault is " in shown.stdout  # configs are listed sorted
+
+
+def test_inspect_spec_shows_grid_and_sample() -> None:
+    result = run("inspect", str(SPECS / "niah.yaml"))
+    assert result.returncode == 0, result.stderr
+    assert "lengths    1,000, 2,000, 4,000, 8,000, 16,000, 32,000, 64,000, 128,000" in result.stdout
+    assert "total        528 items" in result.stdout
+    assert "sample item:" in result.stdout and "<<<" in result.stdout
+
+
+def test_schema_command_matches_library(tmp_path: Path) -> None:
+    from needlec.compiler.spec import json_schema
+
+    printed = run("schema")
+    assert printed.returncode == 0
+    assert json.loads(printed.stdout) == json_schema()
+    assert run("schema", "-o", str(tmp_path / "s.json")).returncode == 0
+    assert json.loads((tmp_path / "s.json").read_text()) == json_schema()
+
+
+def test_validate_accepts_shipped_specs() -> None:
+    result = run("validate", *[str(p) for p in sorted(SPECS.glob("*.yaml"))])
+    assert result.returncode == 0, result.stderr
+    assert "niah.yaml: ok (3 config(s): single, multi, passkey)" in result.stdout
+
+
+def test_bad_select_is_a_clear_error(tmp_path: Path) -> None:
+    result = run("compile", str(SPECS / "niah.yaml"), "-o", str(tmp_path / "o"), "--select", "config=singel")
+    assert result.returncode == 2
+    assert "no config named singel" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_readme_spec_example_compiles(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```yaml\n(extends: niah\.yaml.*?)```", readme, re.S)
+    assert example, "README lost its spec example"
+    shutil.copy(SPECS / "niah.yaml", tmp_path / "niah.yaml")
+    (tmp_path / "niah-short.yaml").write_text(example.group(1), encoding="utf-8")
+    result = run("compile", "niah-short.yaml", "-o", "out", "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out/data/default/cl100k_base.jsonl").open()]
+    assert len(rows) == 10 and rows[0]["answers"] == ["blue flowerpot"]

@@ -1,0 +1,188 @@
+"""End-to-end compiles of the shipped NIAH spec: contracts, determinism, loading, atomicity."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import SPECS
+
+from needlec.compiler.pipeline import CompileOptions, compile_spec
+from needlec.compiler.tokenizers import _tiktoken
+from needlec.exporters.manifest import content_hash
+
+
+def items(folder: Path):
+    for path in sorted((folder / "data").rglob("*.jsonl")):
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                yield path, json.loads(line)
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def context_of(item: dict) -> str:
+    span = item["context_span"]
+    return item["messages"][span["message"]]["content"][span["start"]:span["end"]]
+
+
+def assert_contracts(item: dict) -> None:
+    tokenizer = _tiktoken(item["tokenizer"])
+    context = context_of(item)
+    assert tokenizer.count(context) == item["context_tokens"] == item["context_length"]
+    for needle in item["needles"]:
+        offset = needle["char_offset"]
+        assert context[offset:offset + len(needle["text"])] == needle["text"]
+        assert tokenizer.count(context[:offset]) == needle["token_offset"]
+        assert needle["depth_percent"] == round(100 * needle["token_offset"] / item["context_tokens"], 4)
+        # a needle cannot start later than the tokens of itself and the needles after it allow
+        tail = sum(tokenizer.count(n["text"]) for n in item["needles"] if n["char_offset"] >= offset)
+        target = min(needle["target_depth_percent"], 100 * (item["context_tokens"] - tail) / item["context_tokens"])
+        assert abs(needle["depth_percent"] - target) <= 6
+        before = context[:offset].rstrip()
+        assert before == "" or before[-1] in ".!?\"'”’)]", "needle must follow a sentence end"
+
+
+def test_small_grid_contracts(small_niah: Path) -> None:
+    seen = 0
+    for _, item in items(small_niah):
+        assert_contracts(item)
+        assert item["answers"] and item["question"]
+        assert item["messages"][-1]["role"] == "user"
+        seen += 1
+    assert seen == 3 * 2 * 3 * 11
+
+
+@pytest.mark.slow
+def test_default_grid_contracts(tmp_path: Path) -> None:
+    """Every item of the shipped default grid, both tokenizers, re-encoded in full."""
+    out = tmp_path / "niah"
+    result = compile_spec(SPECS / "niah.yaml", out, CompileOptions(progress=False, jobs=2))
+    assert result.items == 3 * 2 * 8 * 11
+    lengths = set()
+    for _, item in items(out):
+        assert_contracts(item)
+        lengths.add(item["context_length"])
+    assert min(lengths) == 1000 and max(lengths) == 128000
+
+
+def test_manifest_matches_files(small_niah: Path) -> None:
+    manifest = json.loads((small_niah / "manifest.json").read_text())
+    assert manifest["content_hash"] == content_hash(manifest)
+    listed = set()
+    for config in manifest["configs"].values():
+        for entry in config["files"]:
+            data = (small_niah / entry["path"]).read_bytes()
+            assert hashlib.sha256(data).hexdigest() == entry["sha256"]
+            assert len(data) == entry["bytes"]
+            assert data.count(b"\n") == entry["rows"]
+            listed.add(entry["path"])
+    on_disk = {p.relative_to(small_niah).as_posix() for p in (small_niah / "data").rglob("*.jsonl")}
+    assert listed == on_disk
+    assert manifest["sources"][0]["sha256"]
+    assert {t["name"] for t in manifest["tokenizers"]} == {"cl100k_base", "o200k_base"}
+
+
+def test_load_dataset_every_config_offline(small_niah: Path) -> None:
+    import datasets
+
+    manifest = json.loads((small_niah / "manifest.json").read_text())
+    for name, config in manifest["configs"].items():
+        for entry in config["files"]:
+            ds = datasets.load_dataset(str(small_niah), name=name, split=entry["split"])
+            assert len(ds) == entry["rows"]
+            row = ds[0]
+            assert row["config"] == name and row["tokenizer"] == entry["split"]
+            assert context_of(row) and row["needles"][0]["text"]
+
+
+def test_byte_identical_across_runs_and_jobs(tmp_path: Path) -> None:
+    select = {"length": {"1000", "8000"}, "depth": {"0", "50", "100"}}
+    one = compile_spec(SPECS / "niah.yaml", tmp_path / "a", CompileOptions(select=select, progress=False, jobs=1))
+    two = compile_spec(SPECS / "niah.yaml", tmp_path / "b", CompileOptions(select=select, progress=False, jobs=2))
+    again = compile_spec(SPECS / "niah.yaml", tmp_path / "a", CompileOptions(select=select, progress=False, jobs=1))
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    assert one.manifest["content_hash"] == two.manifest["content_hash"] == again.manifest["content_hash"]
+
+
+def test_adding_a_length_leaves_other_items_identical(tmp_path: Path) -> None:
+    def spec(lengths: list[int]) -> Path:
+        path = tmp_path / f"niah-{len(lengths)}.yaml"
+        path.write_text(f"extends: {SPECS / 'niah.yaml'}\ngrid:\n  lengths: {lengths}\n"
+                        "  depths: [0, 35, 100]\n", encoding="utf-8")
+        return path
+
+    compile_spec(spec([1000, 3000]), tmp_path / "small", CompileOptions(progress=False))
+    compile_spec(spec([1000, 2000, 3000, 20000]), tmp_path / "big", CompileOptions(progress=False))
+    small = {item["id"]: item for _, item in items(tmp_path / "small")}
+    big = {item["id"]: item for _, item in items(tmp_path / "big")}
+    assert small and set(small) < set(big)
+    for item_id, item in small.items():
+        assert item == big[item_id]
+
+
+def test_repeated_haystack_is_marked(tmp_path: Path) -> None:
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text("The river runs past the old mill. Children fish from the bridge at dawn. "
+                      "In autumn the leaves turn the water red and gold.\n\n" * 12, encoding="utf-8")
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(f"extends: {SPECS / 'niah.yaml'}\nhaystack:\n  sources: [{{type: files, paths: [tiny.txt]}}]\n"
+                    "grid:\n  lengths: [300, 2000]\n  depths: [0, 50, 100]\nvariants: null\n"
+                    "tokenizers: [cl100k_base]\n", encoding="utf-8")
+    out = tmp_path / "out"
+    compile_spec(spec, out, CompileOptions(progress=False))
+    repeated = {item["context_length"]: item["haystack"]["repeated"] for _, item in items(out)}
+    assert repeated == {300: False, 2000: True}
+    for _, item in items(out):
+        assert_contracts(item)
+
+
+def test_interrupted_compile_leaves_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "needlec.cli", "compile", str(SPECS / "niah.yaml"),
+                             "-o", str(out), "--verify", "-q"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(tmp_path.glob(".killed.partial-*/data")):
+        time.sleep(0.05)
+    assert list(tmp_path.glob(".killed.partial-*")), "compile never started writing"
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert b"Traceback" not in stderr
+    assert not out.exists()
+    assert not list(tmp_path.glob(".killed*"))
+
+
+def test_hf_tokenizer_file(tmp_path: Path, bible_text: str) -> None:
+    """A Hugging Face tokenizer trained here on the haystack text, loaded from its tokenizer.json."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=800, show_progress=False))
+    tok.save(str(tmp_path / "tok.json"))
+    spec = tmp_path / "hf.yaml"
+    spec.write_text(f"extends: {SPECS / 'niah.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: tiny}}]\n"
+                    "grid:\n  lengths: [1500, 6000]\n  depths: [0, 50, 100]\nvariants: null\n", encoding="utf-8")
+    out = tmp_path / "out"
+    compile_spec(spec, out, CompileOptions(progress=False))
+    rows = list(items(out))
+    assert len(rows) == 6
+    for _, item in rows:
+        context = context_of(item)
+        count = len(tok.encode(context, add_special_tokens=False).ids)
+        assert count == item["context_length"] == item["context_tokens"]
+        for needle in item["needles"]:
+            before = context[:needle["char_offset"]]
+            assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]

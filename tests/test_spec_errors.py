@@ -1,0 +1,309 @@
+"""Bad specs through the real command line: short reports that point at the offending line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+NIAH = Path(__file__).resolve().parents[1] / "specs" / "niah.yaml"
+MAX_LINES = 25
+
+# A small valid spec; each case below changes one line of it (or adds lines after it).
+BASE = """\
+name: small
+title: Small test spec
+seed: 7
+tokenizers: [cl100k_base]
+haystack:
+  sources:
+    - type: builtin
+      books: [Ruth]
+grid:
+  lengths: [200, 400]
+  depths: [0, 50, 100]
+  repeats: 1
+needle:
+  needles:
+    - The magic word is banana.
+  question: What is the magic word?
+  answers: [banana]
+prompt:
+  system: You answer from the document only.
+  user: |-
+    Read the document.
+
+    {{ context }}
+
+    {{ question }}
+scoring:
+  metric: contains
+"""
+
+
+@dataclass(frozen=True)
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def needlec(*args: str | Path, cwd: Path) -> Result:
+    env = {**os.environ, "NEEDLEC_CACHE_DIR": str(cwd / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "needlec.cli", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_command(command: str, spec: str, cwd: Path) -> Result:
+    if command == "validate":
+        return needlec("validate", spec, cwd=cwd)
+    return needlec("compile", "--dry-run", "--quiet", spec, cwd=cwd)
+
+
+def edit(old: str, new: str, text: str = BASE) -> str:
+    assert text.count(old) == 1, f"{old!r} must occur exactly once in the spec"
+    return text.replace(old, new)
+
+
+def line_of(text: str, marker: str, occurrence: int = 1) -> int:
+    """1-based number of the line holding the `occurrence`-th copy of `marker`."""
+    hits = [n for n, line in enumerate(text.splitlines(), start=1) if marker in line]
+    assert len(hits) >= occurrence, f"{marker!r} not found {occurrence} time(s)"
+    return hits[occurrence - 1]
+
+
+def assert_reported(result: Result, where: list[str], expected: list[str]) -> None:
+    """A failed run with a short report naming every location and message, without a traceback."""
+    report = result.output
+    assert result.returncode == 2, report
+    assert "Traceback" not in report, report
+    assert len(report.splitlines()) < MAX_LINES, report
+    for location in where:
+        assert location in result.stderr, f"{location!r} missing from:\n{report}"
+    for text in expected:
+        assert text in result.stderr, f"{text!r} missing from:\n{report}"
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    spec: str
+    marker: str  # text on the line the report must point at
+    expected: tuple[str, ...]
+    occurrence: int = 1
+
+
+CASES = [
+    Case("unknown-top-level-key", edit("grid:\n", "grdi:\n"), "grdi:",
+         ("unknown key 'grdi'", "Did you mean 'grid'?")),
+    Case("unknown-nested-key", edit("  lengths: [200, 400]", "  lenghts: [200, 400]"), "lenghts:",
+         ("grid.lenghts: unknown key 'lenghts'", "Did you mean 'lengths'?")),
+    Case("wrong-type-seed", edit("seed: 7", "seed: abc"), "seed: abc",
+         ("seed:", "valid integer", "'abc'")),
+    Case("wrong-type-repeats", edit("  repeats: 1", "  repeats: many"), "repeats: many",
+         ("grid.repeats:", "valid integer", "'many'")),
+    Case("unknown-source-type", edit("    - type: builtin\n      books: [Ruth]",
+                                     "    - type: file\n      paths: [a.txt]"), "- type: file",
+         ("unknown type 'file'", "Did you mean 'files'?")),
+    Case("files-source-matches-nothing", edit("    - type: builtin\n      books: [Ruth]",
+                                              "    - type: files\n      paths: [haystacks/*.txt]"),
+         "- type: files", ("haystack.sources[0]", "'haystacks/*.txt' matched no")),
+    Case("needle-template-syntax-error", edit("The magic word is banana.", "The magic word is {{ word."),
+         "{{ word.", ("needle.needles[0]", "template syntax error")),
+    Case("question-unknown-variable", edit("What is the magic word?", "What is the {{ magic }} word?"),
+         "{{ magic }}", ("needle.question", "'magic' is undefined")),
+    Case("prompt-unknown-variable", edit("    {{ question }}", "    {{ questoin }}"), "  user: |-",
+         ("prompt.user", "'questoin' is undefined")),
+    Case("prompt-system-unknown-variable", edit("  system: You answer from the document only.",
+                                                "  system: You are {{ persona }}."), "  system:",
+         ("prompt.system", "'persona' is undefined")),
+    Case("context-missing-from-user-template", edit("    {{ context }}\n", "    (no document)\n"),
+         "  user: |-", ("prompt.user", "{{ context }}")),
+    Case("context-twice-in-user-template", edit("    {{ question }}", "    {{ question }} {{ context }}"),
+         "  user: |-", ("prompt.user", "exactly once")),
+    Case("duplicate-key", edit("seed: 7\n", "seed: 7\nseed: 8\n"), "seed: 8",
+         ("duplicate key 'seed'", "first defined at line 3")),
+    Case("duplicate-nested-key", edit("  answers: [banana]", "  answers: [banana]\n  question: Again?"),
+         "question: Again?", ("needle.question", "duplicate key 'question'")),
+    Case("yaml-syntax-unclosed-flow", edit("  depths: [0, 50, 100]", "  depths: [0, 50, 100"),
+         "  repeats: 1", ("not valid YAML/JSON",)),
+    Case("yaml-syntax-bad-indent", edit("  question: What is the magic word?",
+                                        "   question: What is the magic word?"),
+         "   question:", ("not valid YAML/JSON",)),
+]
+
+
+@pytest.mark.parametrize("command", ["validate", "compile"])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_spec_is_reported_at_its_line(case: Case, command: str, tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(case.spec, encoding="utf-8")
+    line = line_of(case.spec, case.marker, case.occurrence)
+
+    result = run_command(command, "spec.yaml", tmp_path)
+
+    assert_reported(result, [f"spec.yaml:{line}:"], list(case.expected))
+    assert "spec is invalid (" in result.stderr
+    if command == "compile":
+        assert result.stderr.startswith("error: ")
+        assert not (tmp_path / "build").exists()
+
+
+@pytest.mark.parametrize("command", ["validate", "compile"])
+def test_base_spec_is_valid(command: str, tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(BASE, encoding="utf-8")
+    result = run_command(command, "spec.yaml", tmp_path)
+    assert result.returncode == 0, result.output
+    assert result.stderr == ""
+    if command == "validate":
+        assert result.stdout.strip() == "spec.yaml: ok (1 config(s): default)"
+    else:
+        assert result.stdout.startswith("6 items, 1,800 context tokens")
+
+
+def test_absolute_spec_path_is_named_in_the_report(tmp_path: Path) -> None:
+    spec = tmp_path / "sub dir" / "bad.yaml"
+    spec.parent.mkdir()
+    text = edit("seed: 7", "seed: abc")
+    spec.write_text(text, encoding="utf-8")
+    result = needlec("validate", spec, cwd=tmp_path)
+    assert_reported(result, [f"{spec}:{line_of(text, 'seed: abc')}:"], ["seed:"])
+
+
+def test_schema_problems_are_all_reported_at_once(tmp_path: Path) -> None:
+    text = edit("seed: 7", "seed: abc")
+    text = edit("  lengths: [200, 400]", "  lenghts: [200, 400]", text)
+    text = edit("    - type: builtin\n      books: [Ruth]", "    - type: bultin\n      books: [Ruth]", text)
+    text = edit("  metric: contains", "  metric: contains\n  bogus: 1", text)
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+
+    result = needlec("validate", "spec.yaml", cwd=tmp_path)
+
+    where = [f"spec.yaml:{line_of(text, marker)}:" for marker in
+             ("seed: abc", "lenghts:", "- type: bultin", "bogus: 1")]
+    assert_reported(result, where, [
+        "seed:", "'abc'", "unknown key 'lenghts'", "Did you mean 'lengths'?",
+        "unknown type 'bultin'", "Did you mean 'builtin'?", "unknown key 'bogus'"])
+    assert "spec is invalid (" in result.stderr
+    assert "problems):" in result.stderr
+
+
+def test_duplicate_keys_are_all_reported_at_once(tmp_path: Path) -> None:
+    text = edit("seed: 7\n", "seed: 7\nseed: 8\n")
+    text = edit("  repeats: 1\n", "  repeats: 1\n  repeats: 2\n", text)
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+
+    result = needlec("validate", "spec.yaml", cwd=tmp_path)
+
+    assert_reported(result, [f"spec.yaml:{line_of(text, 'seed: 8')}:",
+                             f"spec.yaml:{line_of(text, 'repeats: 2')}:"],
+                    ["duplicate key 'seed'", "duplicate key 'repeats'", "(2 problems)"])
+
+
+def test_source_and_prompt_problems_are_reported_together(tmp_path: Path) -> None:
+    text = edit("    - type: builtin\n      books: [Ruth]",
+                "    - type: files\n      paths: [missing/*.txt]\n    - type: files\n      paths: [none/*.md]")
+    text = edit("    {{ context }}\n", "    (no document)\n", text)
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+
+    for command in ("validate", "compile"):
+        result = run_command(command, "spec.yaml", tmp_path)
+        assert_reported(result, [f"spec.yaml:{line_of(text, 'paths: [missing')  - 1}:",
+                                 f"spec.yaml:{line_of(text, 'paths: [none') - 1}:",
+                                 f"spec.yaml:{line_of(text, '  user: |-')}:"],
+                        ["haystack.sources[0]", "haystack.sources[1]", "prompt.user", "(3 problems)"])
+
+
+def test_every_variant_is_checked(tmp_path: Path) -> None:
+    text = BASE + """\
+variants:
+  size:
+    small: {}
+    large:
+      grid:
+        repeats: lots
+  style:
+    plain: {}
+    fancy:
+      prompt:
+        sytem: Be fancy.
+"""
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+
+    result = needlec("validate", "spec.yaml", cwd=tmp_path)
+
+    assert_reported(result, [f"spec.yaml:{line_of(text, 'repeats: lots')}:",
+                             f"spec.yaml:{line_of(text, 'sytem:')}:"],
+                    ["grid.repeats:", "'lots'", "unknown key 'sytem'", "Did you mean 'system'?"])
+    # each problem is reported once, although it occurs in two of the four configs
+    assert result.stderr.count("'lots'") == 1
+    assert result.stderr.count("unknown key 'sytem'") == 1
+
+
+def test_errors_in_a_spec_that_extends_niah_point_at_the_child(tmp_path: Path) -> None:
+    parent = os.path.relpath(NIAH, tmp_path)
+    good = f"""\
+extends: {parent}
+grid:
+  lengths: [1000]
+variants:
+  needles:
+    passkey:
+      needle:
+        needles:
+          - The vault code is {{{{ code }}}}.
+"""
+    (tmp_path / "child.yaml").write_text(good, encoding="utf-8")
+    ok = needlec("validate", "child.yaml", cwd=tmp_path)
+    assert ok.returncode == 0, ok.output
+    assert "3 config(s): single, multi, passkey" in ok.stdout
+
+    bad = good.replace("{{ code }}", "{{ cod }}").replace("  lengths: [1000]", "  lenghts: [1000]")
+    (tmp_path / "child.yaml").write_text(bad, encoding="utf-8")
+    result = needlec("validate", "child.yaml", cwd=tmp_path)
+    assert_reported(result, [f"child.yaml:{line_of(bad, 'lenghts:')}:"],
+                    ["unknown key 'lenghts'", "Did you mean 'lengths'?"])
+    assert "niah.yaml" not in result.stderr
+
+    bad = good.replace("{{ code }}", "{{ cod }}")
+    (tmp_path / "child.yaml").write_text(bad, encoding="utf-8")
+    result = needlec("compile", "--dry-run", "child.yaml", cwd=tmp_path)
+    assert_reported(result, [f"child.yaml:{line_of(bad, '{{ cod }}')}:"],
+                    ["needle.needles[0]", "'cod' is undefined"])
+
+
+def test_missing_extended_spec_points_at_extends(tmp_path: Path) -> None:
+    text = "name: x\nextends: nowhere/parent.yaml\n"
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+    result = needlec("validate", "spec.yaml", cwd=tmp_path)
+    assert_reported(result, ["spec.yaml:2:"], ["extends:", "'nowhere/parent.yaml' not found"])
+
+
+def test_validate_reports_each_file_and_fails_if_any_fails(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(BASE, encoding="utf-8")
+    bad = edit("  repeats: 1", "  repeats: many")
+    (tmp_path / "bad.yaml").write_text(bad, encoding="utf-8")
+
+    result = needlec("validate", "good.yaml", "bad.yaml", "missing.yaml", cwd=tmp_path)
+
+    assert_reported(result, [f"bad.yaml:{line_of(bad, 'repeats: many')}:", "missing.yaml"],
+                    ["spec file not found"])
+    assert "good.yaml: ok" in result.stdout
+
+
+def test_empty_and_non_mapping_specs(tmp_path: Path) -> None:
+    (tmp_path / "empty.yaml").write_text("# nothing here\n", encoding="utf-8")
+    (tmp_path / "list.yaml").write_text("- name: x\n", encoding="utf-8")
+    (tmp_path / "latin.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
+    for name, message in [("empty.yaml", "the spec is empty"), ("list.yaml", "must be a mapping"),
+                          ("latin.yaml", "not UTF-8")]:
+        result = needlec("compile", "--dry-run", name, cwd=tmp_path)
+        assert_reported(result, [name], [message])
