@@ -92,17 +92,21 @@ def test_manifest_matches_files(small_niah: Path) -> None:
     assert {t["name"] for t in manifest["tokenizers"]} == {"cl100k_base", "o200k_base"}
 
 
-def test_load_dataset_every_config_offline(small_niah: Path) -> None:
+def test_load_dataset_every_config_offline(small_niah: Path, tmp_path: Path) -> None:
     import datasets
 
     manifest = json.loads((small_niah / "manifest.json").read_text())
     for name, config in manifest["configs"].items():
         for entry in config["files"]:
-            ds = datasets.load_dataset(str(small_niah), name=name, split=entry["split"])
+            # a fresh cache: `datasets` keys local folders by path, not content
+            ds = datasets.load_dataset(str(small_niah), name=name, split=entry["split"],
+                                       cache_dir=str(tmp_path / "hf-cache"))
             assert len(ds) == entry["rows"]
             row = ds[0]
             assert row["config"] == name and row["tokenizer"] == entry["split"]
             assert context_of(row) and row["needles"][0]["text"]
+            first = json.loads((small_niah / entry["path"]).open(encoding="utf-8").readline())
+            assert row["seed"] == first["seed"] and row["needles"] == first["needles"]
 
 
 def test_byte_identical_across_runs_and_jobs(tmp_path: Path) -> None:

@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "depths, and write JSONL files, a dataset card and manifest.json to DIR. The "
                        "folder appears only when the compile succeeds; rerunning gives identical bytes.")
     p.add_argument("spec", metavar="SPEC", help="path of the spec file (.yaml, .yml or .json)")
-    p.add_argument("-o", "--output", metavar="DIR", help="output folder (default: build/<spec name>); "
+    p.add_argument("-o", "--output", metavar="DIR",
+                   help="output folder (default: build/<spec file name without extension>); "
                    "replaced atomically if it exists")
     p.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                    help="worker processes (default 1); the output is identical for any N")
@@ -129,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also re-encode every item in full and check its counts (slow; the default "
                    "checks use exact seam arithmetic)")
     p.add_argument("--cache-dir", metavar="DIR", help="download and filter cache (default: "
-                   "$NEEDLEC_CACHE_DIR or ~/.cache/needlec)")
+                   "$NEEDLEC_CACHE_DIR, else $XDG_CACHE_HOME/needlec, else ~/.cache/needlec)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_compile)
 

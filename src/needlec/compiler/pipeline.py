@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -211,6 +212,12 @@ def check_item(item: dict[str, Any], spec: Spec, counter: Tokenizer, verify: boo
     return problems
 
 
+def _worker_signals() -> None:
+    """Workers die quietly when the pool ends them; only the parent turns SIGTERM into cleanup."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _chunks(total: int, jobs: int) -> list[tuple[int, int]]:
     size = max(1, min(32, total // max(1, jobs * 8)))
     return [(i, min(total, i + size)) for i in range(0, total, size)]
@@ -225,7 +232,7 @@ def _execute(plan: Plan, work: list[tuple[ConfigPlan, ItemKey, HaystackView]], j
             for chunk in chunks:
                 yield _run_chunk(chunk)
             return
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_signals) as pool:
             yield from pool.imap(_run_chunk, chunks)
     finally:
         _STATE.clear()

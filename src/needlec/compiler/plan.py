@@ -64,7 +64,8 @@ class ItemKey:
     def seed(self, root_seed: int) -> int:
         # The tokenizer is left out on purpose: every tokenizer gets the same draw and window.
         text = f"{root_seed}|{self.config}|{self.length}|{self.depth!r}|{self.case}|{self.haystack}|{self.repeat}"
-        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+        # 63 bits: fits a signed 64-bit column, so Arrow and `datasets` keep it an exact integer
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
     def id(self, benchmark: str) -> str:
         return (f"{benchmark}/{self.config}/{self.tokenizer}/{self.length}/{self.depth:g}/"

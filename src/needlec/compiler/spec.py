@@ -93,8 +93,8 @@ class Spec(StrictModel):
     extends: str | None = Field(None, description="Path of a spec this one builds on; its keys "
                                 "are merged under this file's (mappings merge, other values are "
                                 "replaced).", examples=["niah.yaml"])
-    name: str = Field(pattern=SLUG, description="Short identifier used in item ids and file "
-                      "names (lowercase letters, digits, `-`, `_`).", examples=["niah"])
+    name: str = Field(pattern=SLUG, description="Short identifier used in item ids and the "
+                      "manifest (lowercase letters, digits, `-`, `_`).", examples=["niah"])
     title: str = Field(description="Human-readable title.", examples=["Needle in a Haystack"])
     description: str = Field("", description="What the benchmark measures (Markdown).")
     license: str = Field("CC-BY-4.0", description="License of the compiled dataset (SPDX id).")
