@@ -183,11 +183,15 @@ def test_yaml_examples_are_valid_specs() -> None:
     """Every YAML example of the reference, merged over a real spec, validates."""
     blocks = re.findall(r"```yaml\n(.*?)```", _text(SPEC_MD), flags=re.DOTALL)
     assert len(blocks) >= 15
-    base = yaml.safe_load((ROOT / "specs" / "niah.yaml").read_text(encoding="utf-8"))
+    bases = {name: yaml.safe_load((ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"))
+             for name in ("niah", "nolima")}
     for block in blocks:
         example = yaml.safe_load(block)
         assert isinstance(example, dict), f"example is not a mapping:\n{block}"
         example.pop("extends", None)
+        # an example of another needle kind is merged over the shipped spec that uses that kind
+        needle = example.get("needle")
+        base = bases["nolima" if isinstance(needle, dict) and needle.get("type") == "latent_hop" else "niah"]
         try:
             Spec.model_validate(_merge(base, example))
         except Exception as exc:
@@ -197,17 +201,24 @@ def test_yaml_examples_are_valid_specs() -> None:
 # --- the CLI reference ------------------------------------------------------------------------
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+def _subcommands(parser: argparse.ArgumentParser, nested: bool = False) -> dict[str, argparse.ArgumentParser]:
+    """Subcommands by name; nested ones (`site build`) too, named by their words joined with spaces."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
+            found = {}
+            for name, sub in action.choices.items():
+                found[name] = sub
+                found.update({f"{name} {inner}": p for inner, p in _subcommands(sub, nested=True).items()})
+            return found
+    if nested:
+        return {}
     raise AssertionError("the parser has no subcommands")
 
 
 def _cli_sections() -> dict[str, str]:
     sections = {}
     for heading, body in _sections(_text(CLI_MD)):
-        match = re.fullmatch(r"`?(needlec(?: [a-z]+)?)`?", heading)
+        match = re.fullmatch(r"`?(needlec(?: [a-z]+)*)`?", heading)
         if match:
             sections[match.group(1)] = body
     return sections
@@ -276,19 +287,17 @@ def _field_paths(value: Any, prefix: str = "") -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def sample_items(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """One real item per config of specs/niah.yaml, at the smallest length, built in memory."""
-    from needlec.compiler.items import build_item
-    from needlec.compiler.pipeline import Prepared
+    """One real item per config of every shipped spec, at the smallest length, built in memory."""
+    from needlec.compiler.pipeline import build_one, haystack_ids
     from needlec.compiler.plan import load_plan
 
-    plan = load_plan(ROOT / "specs" / "niah.yaml")
-    prepared = Prepared(plan, tmp_path_factory.mktemp("cache"))
     items = []
-    for config in plan.configs:
-        keys = list(plan.keys(config, ["h0"]))
-        key = min(keys, key=lambda k: (k.length, k.depth))
-        view = prepared.view(config.spec, key.tokenizer, key.length)
-        items.append(build_item(plan.spec.name, config, key, view))
+    for spec in sorted((ROOT / "specs").glob("*.yaml")):
+        plan = load_plan(spec)
+        for config in plan.configs:
+            keys = list(plan.keys(config, haystack_ids(config.spec)))
+            key = min(keys, key=lambda k: (k.length, k.depth))
+            items.append(build_one(plan, config, key, tmp_path_factory.mktemp("cache")))
     return items
 
 

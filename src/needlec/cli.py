@@ -11,6 +11,9 @@ from pathlib import Path
 
 from needlec import __version__
 from needlec.errors import NeedlecError
+from needlec.filters.command import add_filter_command
+from needlec.publish_cli import add_publish_commands
+from needlec.site.commands import add_site_command
 
 DESCRIPTION = """\
 needlec compiles declarative needle-in-a-haystack benchmark specs (YAML or JSON) into frozen,
@@ -46,6 +49,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
         return 0
     assert result.manifest is not None
     print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
+    for name, info in result.manifest["configs"].items():
+        excluded = info.get("needle_kind", {}).get("excluded")
+        if excluded:
+            print(f"{name}: excluded {len(excluded)} character name(s) found in the haystacks: "
+                  f"{', '.join(excluded)}")
     print(f"content hash {result.manifest['content_hash']}")
     return 0
 
@@ -86,22 +94,37 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         summary, sample = summarize_dataset(target)
         print(summary)
     else:
-        from needlec.compiler.items import build_item
-        from needlec.compiler.pipeline import Prepared, default_cache_dir
+        from needlec.compiler.pipeline import build_one, haystack_ids
         from needlec.compiler.plan import load_plan
 
         plan = load_plan(target)
         print(summarize_plan(plan))
         config = plan.configs[0]
-        keys = list(plan.keys(config, ["h0"]))
+        keys = list(plan.keys(config, haystack_ids(config.spec)))
         key = sorted(keys, key=lambda k: (k.length, k.depth))[len(keys) // 2 if args.middle else 0]
         if args.sample_seed is not None:
             key = random.Random(args.sample_seed).choice(keys)
-        view = Prepared(plan, default_cache_dir()).view(config.spec, key.tokenizer, key.length)
-        sample = build_item(plan.spec.name, config, key, view)
+        sample = build_one(plan, config, key)
     if sample is not None and not args.no_sample:
         print("\nsample item:")
         print(render_item(sample))
+    return 0
+
+
+def cmd_overlap(args: argparse.Namespace) -> int:
+    from needlec.overlap_report import measure_plan, read_dataset, render_table
+
+    target = Path(args.target)
+    if target.is_dir():
+        report = read_dataset(target)
+    else:
+        from needlec.compiler.plan import load_plan
+
+        report = measure_plan(load_plan(target))
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print(render_table(report))
     return 0
 
 
@@ -158,6 +181,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "chosen with this seed")
     p.add_argument("--no-sample", action="store_true", help="print only the summary")
     p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser("overlap", help="lexical overlap of questions with needles and contexts",
+                       description="Print the mean ROUGE-1, ROUGE-2 and ROUGE-L precision of each "
+                       "config's questions against their needles and against the whole context. "
+                       "For a dataset DIR the figures come from its manifest; for a SPEC, items are "
+                       "built in memory at each config's smallest length and measured.")
+    p.add_argument("target", metavar="DIR|SPEC", help="a compiled dataset folder or a spec file")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.set_defaults(func=cmd_overlap)
+    add_filter_command(sub)
+    add_publish_commands(sub)
+    add_site_command(sub)
     return parser
 
 

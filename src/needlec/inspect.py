@@ -7,6 +7,8 @@ from collections import Counter as Tally
 from pathlib import Path
 from typing import Any
 
+from needlec.compiler.pipeline import haystack_ids
+from needlec.compiler.placement import merge_spans
 from needlec.compiler.plan import Plan
 from needlec.errors import OutputError
 from needlec.exporters.manifest import MANIFEST
@@ -21,7 +23,7 @@ def summarize_plan(plan: Plan) -> str:
         lengths = c.grid.length_points()
         depths = config.depth_points()
         tokenizers = [t.label for t in c.tokenizers]
-        keys = list(plan.keys(config, ["h0"]))
+        keys = list(plan.keys(config, haystack_ids(c)))
         tokens = sum(k.length for k in keys)
         total_items += len(keys)
         total_tokens += tokens
@@ -64,13 +66,7 @@ def _excerpt(context: str, needles: list[dict[str, Any]], width: int) -> str:
     for n in needles:
         start = n["char_offset"]
         keep.append((max(0, start - width), min(len(context), start + len(n["text"]) + width)))
-    keep.sort()
-    merged: list[list[int]] = []
-    for a, b in keep:
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
+    merged = merge_spans(keep)
     marks = {n["char_offset"]: len(n["text"]) for n in needles}
     out = []
     cursor = 0

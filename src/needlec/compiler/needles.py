@@ -28,11 +28,14 @@ class Draw:
     question: str
     answers: tuple[str, ...]
     values: dict[str, str] = field(default_factory=dict)
+    distractors: tuple[str, ...] = ()  # irrelevant sentences inserted away from the needle
+    forbidden: tuple[str, ...] = ()  # must not occur in the haystack outside needles/distractors
 
 
 class NeedleKind(Protocol):
     def cases(self) -> list[str]: ...
     def draw(self, case: str, rng: random.Random) -> Draw: ...
+    def bind_haystacks(self, texts: list[str]) -> dict[str, object]: ...
 
 
 class RandomValue(StrictModel):
@@ -81,6 +84,9 @@ class TemplateKind:
 
     def cases(self) -> list[str]:
         return ["main"]
+
+    def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
+        return {}
 
     def draw(self, case: str, rng: random.Random) -> Draw:
         values = {name: spec.draw(rng) for name, spec in sorted(self.config.vars.items())}

@@ -18,9 +18,12 @@ from typing import Any
 
 from tqdm import tqdm
 
+from needlec.compiler.builders import SnippetBuilder, build_concat, build_snippets
 from needlec.compiler.haystack import Haystack, HaystackIndex, boundary_positions, repeat_to
 from needlec.compiler.items import HaystackView, build_item
 from needlec.compiler.loader import dotted
+from needlec.compiler.needles import NeedleKind, needle_kind
+from needlec.compiler.overlap import METRICS, budget_key, precision
 from needlec.compiler.placement import Counter
 from needlec.compiler.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compiler.spec import Spec
@@ -30,10 +33,10 @@ from needlec.exporters import canonical
 from needlec.exporters.atomic import atomic_directory
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
-from needlec.sources import SOURCES, SourceContext, SourceText
+from needlec.filters.stage import FilterStage
+from needlec.sources import SOURCES, SourceContext, SourceDocument, SourceText
 
-SELECT_KEYS = ("config", "tokenizer", "length", "depth")
-HAYSTACK_ID = "h0"
+SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack")
 
 
 def default_cache_dir() -> Path:
@@ -69,8 +72,11 @@ class Prepared:
     def __init__(self, plan: Plan, cache_dir: Path) -> None:
         self.plan = plan
         self.context = SourceContext(spec_dir=plan.spec_dir, cache_dir=cache_dir)
+        self.filters = FilterStage(plan, cache_dir)
         self._sources: dict[str, SourceText] = {}
-        self._haystacks: dict[str, Haystack] = {}
+        self._haystacks: dict[str, list[Haystack]] = {}
+        self._kinds: dict[str, NeedleKind] = {}
+        self.kind_reports: dict[str, dict[str, object]] = {}
         self._views: dict[tuple[str, str, int, str], HaystackView] = {}
         self.tokenizers: dict[str, Tokenizer] = {}
 
@@ -89,15 +95,31 @@ class Prepared:
             out.append(self._sources[key])
         return out
 
-    def haystack(self, spec: Spec) -> Haystack:
-        key = spec.haystack.model_dump_json()
+    def documents(self, spec: Spec) -> list[SourceDocument]:
+        """Every source's documents after that source's filters (cached per filter run)."""
+        return [d for s in self.filters.apply(spec, self.sources(spec)) for d in s.documents]
+
+    def haystacks(self, spec: Spec) -> list[Haystack]:
+        key = spec.haystack.model_dump_json() + f"|{spec.seed}" + self.filters.key(spec)
         if key not in self._haystacks:
-            texts = [d.text for s in self.sources(spec) for d in s.documents]
-            text = spec.haystack.joiner.join(t for t in texts if t)
-            if not text.strip():
+            documents = self.documents(spec)
+            if not any(d.text.strip() for d in documents):
                 raise SourceError("the haystack sources produced no text")
-            self._haystacks[key] = Haystack(HAYSTACK_ID, text)
+            builder = spec.haystack.builder
+            if isinstance(builder, SnippetBuilder):
+                measure = load_tokenizer(builder.tokenizer, self.plan.spec_dir)
+                self._haystacks[key] = build_snippets(documents, spec.haystack.joiner, builder, measure, spec.seed)
+            else:
+                self._haystacks[key] = build_concat(documents, spec.haystack.joiner)
         return self._haystacks[key]
+
+    def kind(self, config: ConfigPlan) -> NeedleKind:
+        """The config's needle kind, bound to its haystacks (e.g. names found in them removed)."""
+        if config.name not in self._kinds:
+            kind = needle_kind(config.spec.needle)
+            self.kind_reports[config.name] = kind.bind_haystacks([h.text for h in self.haystacks(config.spec)])
+            self._kinds[config.name] = kind
+        return self._kinds[config.name]
 
     def tokenizer(self, spec: Spec, label: str) -> Tokenizer:
         if label not in self.tokenizers:
@@ -105,8 +127,7 @@ class Prepared:
             self.tokenizers[label] = load_tokenizer(config, self.plan.spec_dir)
         return self.tokenizers[label]
 
-    def view(self, spec: Spec, label: str, max_length: int) -> HaystackView:
-        haystack = self.haystack(spec)
+    def view(self, spec: Spec, haystack: Haystack, label: str, max_length: int) -> HaystackView:
         key = (haystack.sha256, label, max_length, spec.haystack.start + spec.haystack.joiner)
         if key not in self._views:
             self._views[key] = _index(haystack, self.tokenizer(spec, label), max_length,
@@ -135,11 +156,12 @@ def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_sta
 
 def _selected(key: ItemKey, select: dict[str, set[str]]) -> bool:
     values = {"config": key.config, "tokenizer": key.tokenizer, "length": str(key.length),
-              "depth": f"{key.depth:g}"}
+              "depth": f"{key.depth:g}", "haystack": key.haystack}
     return all(values[name] in allowed for name, allowed in select.items())
 
 
-def _units(plan: Plan, select: dict[str, set[str]]) -> list[tuple[ConfigPlan, list[ItemKey]]]:
+def _units(plan: Plan, prepared: Prepared | None,
+           select: dict[str, set[str]]) -> list[tuple[ConfigPlan, list[ItemKey]]]:
     unknown = set(select) - set(SELECT_KEYS)
     if unknown:
         raise NeedlecError(f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(sorted(unknown))}")
@@ -150,29 +172,72 @@ def _units(plan: Plan, select: dict[str, set[str]]) -> list[tuple[ConfigPlan, li
             raise NeedlecError(f"--select config: no config named {', '.join(sorted(missing))} (configs: {names})")
     out = []
     for config in plan.configs:
-        keys = [k for k in plan.keys(config, [HAYSTACK_ID]) if _selected(k, select)]
+        if "config" in select and config.name not in select["config"]:
+            continue
+        ids = [h.id for h in prepared.haystacks(config.spec)] if prepared else haystack_ids(config.spec)
+        keys = [k for k in plan.keys(config, ids) if _selected(k, select)]
         if keys:
             out.append((config, keys))
     return out
 
 
+def haystack_ids(spec: Spec) -> list[str]:
+    """Haystack ids a spec's builder will produce (known without building them)."""
+    builder = spec.haystack.builder
+    return [f"h{i}" for i in range(builder.count)] if isinstance(builder, SnippetBuilder) else ["h0"]
+
+
+@dataclass
+class ChunkResult:
+    """What a chunk of items produced: their JSONL lines and what the checks need to know."""
+
+    blob: bytes
+    count: int
+    tokens: int
+    problems: list[str]
+    overlap: list[tuple[str, str, dict[str, float]]]  # (config, "needle" | "context", scores)
+
+
+Work = tuple[ConfigPlan, ItemKey, HaystackView, NeedleKind, bool]
+
 # Worker state: set in the parent before the pool forks, read by `_run_chunk` in the children.
 _STATE: dict[str, Any] = {}
 
 
-def _run_chunk(chunk: tuple[int, int]) -> tuple[bytes, int, int, list[str]]:
+def _run_chunk(chunk: tuple[int, int]) -> ChunkResult:
     plan: Plan = _STATE["plan"]
-    work: list[tuple[ConfigPlan, ItemKey, HaystackView]] = _STATE["work"]
+    work: list[Work] = _STATE["work"]
     verify: bool = _STATE["verify"]
+    result = ChunkResult(b"", 0, 0, [], [])
     lines = []
-    tokens = 0
-    problems: list[str] = []
-    for config, key, view in work[chunk[0]:chunk[1]]:
-        item = build_item(plan.spec.name, config, key, view)
-        problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
-        tokens += item["context_tokens"]
+    for config, key, view, kind, sample_context in work[chunk[0]:chunk[1]]:
+        item, leaks = build_item(plan.spec.name, config, key, view, kind)
+        result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
+        if leaks:
+            result.problems.append(f"{item['id']}: {', '.join(map(repr, leaks))} occurs in the haystack "
+                                   "outside the needle")
+        result.overlap.append((config.name, "needle", item["overlap"]))
+        if sample_context:
+            span = item["context_span"]
+            context = item["messages"][span["message"]]["content"][span["start"]:span["end"]]
+            scores = precision(item["question"], context)
+            result.overlap.append((config.name, "context", scores))
+            result.problems.extend(_budgets(item["id"], config.spec, "context", scores))
+        result.problems.extend(_budgets(item["id"], config.spec, "needle", item["overlap"]))
+        result.tokens += item["context_tokens"]
         lines.append(canonical.line(item))
-    return b"".join(lines), chunk[1] - chunk[0], tokens, problems
+    result.blob = b"".join(lines)
+    result.count = chunk[1] - chunk[0]
+    return result
+
+
+def _budgets(item_id: str, spec: Spec, against: str, scores: dict[str, float]) -> list[str]:
+    out = []
+    for budget in spec.overlap_budgets:
+        value = scores[budget_key(budget)]
+        if budget.against == against and value > budget.max:
+            out.append(f"{item_id}: {budget.metric} against the {against} is {value:.3f}, budget {budget.max}")
+    return out
 
 
 def reachable_depth(item: dict[str, Any], index: int, counter: Tokenizer) -> float:
@@ -223,8 +288,7 @@ def _chunks(total: int, jobs: int) -> list[tuple[int, int]]:
     return [(i, min(total, i + size)) for i in range(0, total, size)]
 
 
-def _execute(plan: Plan, work: list[tuple[ConfigPlan, ItemKey, HaystackView]], jobs: int,
-             verify: bool) -> Iterator[tuple[bytes, int, int, list[str]]]:
+def _execute(plan: Plan, work: list[Work], jobs: int, verify: bool) -> Iterator[ChunkResult]:
     _STATE.update(plan=plan, work=work, verify=verify)
     chunks = _chunks(len(work), jobs)
     try:
@@ -238,43 +302,68 @@ def _execute(plan: Plan, work: list[tuple[ConfigPlan, ItemKey, HaystackView]], j
         _STATE.clear()
 
 
+class OverlapTally:
+    """Running mean and max of overlap scores per config and reference, without keeping rows."""
+
+    def __init__(self) -> None:
+        self.sums: dict[tuple[str, str], dict[str, float]] = {}
+        self.maxes: dict[tuple[str, str], dict[str, float]] = {}
+        self.counts: dict[tuple[str, str], int] = {}
+
+    def add(self, config: str, against: str, scores: dict[str, float]) -> None:
+        key = (config, against)
+        sums = self.sums.setdefault(key, dict.fromkeys(METRICS, 0.0))
+        maxes = self.maxes.setdefault(key, dict.fromkeys(METRICS, 0.0))
+        self.counts[key] = self.counts.get(key, 0) + 1
+        for metric in METRICS:
+            sums[metric] += scores[metric]
+            maxes[metric] = max(maxes[metric], scores[metric])
+
+    def report(self, config: str, sample_length: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for against in ("needle", "context"):
+            key = (config, against)
+            if key in self.counts:
+                n = self.counts[key]
+                out[against] = {"items": n, "mean": {m: round(v / n, 6) for m, v in self.sums[key].items()},
+                                "max": {m: round(v, 6) for m, v in self.maxes[key].items()}}
+        if "context" in out:
+            out["context"]["length"] = sample_length
+        return out
+
+
 def compile_spec(spec_path: str | Path, out_dir: str | Path | None,
                  options: CompileOptions | None = None) -> CompileResult:
     """Compile a spec into `out_dir` (atomically), or only size it up with `dry_run`."""
     options = options or CompileOptions()
     cache_dir = options.cache_dir or default_cache_dir()
     plan = load_plan(spec_path, cache_dir)
-    units = _units(plan, options.select)
-    n_items = sum(len(keys) for _, keys in units)
-    tokens = sum(k.length for _, keys in units for k in keys)
-    estimate = sum(int(k.length * 4.3) + 2000 for _, keys in units for k in keys)
     if options.dry_run:
-        return CompileResult(None, n_items, tokens, estimate, None)
+        units = _units(plan, None, options.select)
+        n_items = sum(len(keys) for _, keys in units)
+        tokens = sum(k.length for _, keys in units for k in keys)
+        return CompileResult(None, n_items, tokens, _estimate(units), None)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR)")
     prepared = Prepared(plan, cache_dir)
-    work: list[tuple[ConfigPlan, ItemKey, HaystackView]] = []
-    for config, keys in units:
-        longest: dict[str, int] = {}
-        for key in keys:
-            longest[key.tokenizer] = max(longest.get(key.tokenizer, 0), key.length)
-        views = {label: prepared.view(config.spec, label, n) for label, n in longest.items()}
-        work.extend((config, key, views[key.tokenizer]) for key in keys)
+    prepared.filters.progress = options.progress
+    units = _units(plan, prepared, options.select)
+    work = prepare_work(prepared, units)
     out = Path(out_dir)
     files: dict[tuple[str, str], list[Any]] = {}
     problems: list[str] = []
+    tally = OverlapTally()
     total_tokens = 0
     with atomic_directory(out) as tmp:
-        bar = tqdm(total=n_items, unit="item", desc=f"compile {plan.spec.name}", file=sys.stderr,
+        bar = tqdm(total=len(work), unit="item", desc=f"compile {plan.spec.name}", file=sys.stderr,
                    disable=not options.progress, dynamic_ncols=True)
         handles: dict[tuple[str, str], Any] = {}
-        order = [(config, key) for config, key, _ in work]
         position = 0
         try:
-            for blob, count, chunk_tokens, chunk_problems in _execute(plan, work, options.jobs, options.verify):
+            for chunk in _execute(plan, work, options.jobs, options.verify):
                 # chunks may straddle two files, so route each line by its key
-                for line in blob.splitlines(keepends=True):
-                    config, key = order[position]
+                for line in chunk.blob.splitlines(keepends=True):
+                    config, key = work[position][0], work[position][1]
                     position += 1
                     slot = (config.name, key.tokenizer)
                     if slot not in handles:
@@ -284,9 +373,11 @@ def compile_spec(spec_path: str | Path, out_dir: str | Path | None,
                         files[slot] = [relative, 0]
                     handles[slot].write(line)
                     files[slot][1] += 1
-                total_tokens += chunk_tokens
-                problems.extend(chunk_problems)
-                bar.update(count)
+                total_tokens += chunk.tokens
+                problems.extend(chunk.problems)
+                for name, against, scores in chunk.overlap:
+                    tally.add(name, against, scores)
+                bar.update(chunk.count)
         finally:
             for handle in handles.values():
                 handle.close()
@@ -295,14 +386,46 @@ def compile_spec(spec_path: str | Path, out_dir: str | Path | None,
             shown = "\n".join(f"  {p}" for p in problems[:20])
             more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
             raise ContractError(f"{len(problems)} item(s) break the spec's contracts:\n{shown}{more}")
-        manifest = _manifest(plan, prepared, units, files, tmp)
+        manifest = _manifest(plan, prepared, units, files, tmp, tally)
+        prepared.filters.write_audit(tmp)
         (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
         (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
-    return CompileResult(out.resolve(), n_items, total_tokens, estimate, manifest)
+    return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest)
+
+
+def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
+    """Build a single item in memory (for `inspect` and documentation), without writing anything."""
+    prepared = Prepared(plan, cache_dir or default_cache_dir())
+    haystack = next(h for h in prepared.haystacks(config.spec) if h.id == key.haystack)
+    view = prepared.view(config.spec, haystack, key.tokenizer, key.length)
+    item, _ = build_item(plan.spec.name, config, key, view, prepared.kind(config))
+    return item
+
+
+def _estimate(units: list[tuple[ConfigPlan, list[ItemKey]]]) -> int:
+    return sum(int(k.length * 4.3) + 2000 for _, keys in units for k in keys)
+
+
+def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]]) -> list[Work]:
+    """Pair every item key with its haystack view and needle kind (indexes built here, once)."""
+    work: list[Work] = []
+    for config, keys in units:
+        haystacks = {h.id: h for h in prepared.haystacks(config.spec)}
+        kind = prepared.kind(config)
+        longest: dict[tuple[str, str], int] = {}
+        for key in keys:
+            slot = (key.haystack, key.tokenizer)
+            longest[slot] = max(longest.get(slot, 0), key.length)
+        views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
+        # context overlap is measured on a sample: smallest length, first depth, first repeat
+        sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
+        work.extend((config, key, views[(key.haystack, key.tokenizer)], kind,
+                     (key.length, key.depth, key.repeat) == sample) for key in keys)
+    return work
 
 
 def _manifest(plan: Plan, prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]],
-              files: dict[tuple[str, str], list[Any]], root: Path) -> dict[str, Any]:
+              files: dict[tuple[str, str], list[Any]], root: Path, tally: OverlapTally) -> dict[str, Any]:
     configs: dict[str, dict[str, Any]] = {}
     sources: dict[str, dict[str, Any]] = {}
     for config, _ in units:
@@ -310,9 +433,17 @@ def _manifest(plan: Plan, prepared: Prepared, units: list[tuple[ConfigPlan, list
             sources[source.sha256 + source.name] = source.describe()
         entries = [file_entry(root, rel, label, rows) for (name, label), (rel, rows) in files.items()
                    if name == config.name]
-        configs[config.name] = {"variant": dict(config.axes), "files": entries}
+        configs[config.name] = {
+            "variant": dict(config.axes), "files": entries,
+            "haystacks": [{"id": h.id, "sha256": h.sha256, "characters": len(h.text)}
+                          for h in prepared.haystacks(config.spec)],
+            "overlap": tally.report(config.name, min(config.spec.grid.length_points())),
+        }
+        report = prepared.kind_reports.get(config.name)
+        if report:
+            configs[config.name]["needle_kind"] = report
     return build_manifest(
         spec_name=plan.spec.name, spec_file=plan.path.name, spec_sha256=plan.spec_sha256,
         sources=[sources[k] for k in sorted(sources)],
         tokenizers=[prepared.tokenizers[k].describe() for k in sorted(prepared.tokenizers)],
-        filters=[], configs=configs)
+        filters=prepared.filters.manifest(), configs=configs)

@@ -62,6 +62,17 @@ def assemble(text: str, start: int, end: int, inserts: tuple[Insert, ...] | list
     return "".join(pieces)
 
 
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans with overlapping or touching ones joined."""
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
 class Counter:
     """Exact token counts of assembled contexts over one haystack index."""
 
@@ -73,7 +84,7 @@ class Counter:
         i = bisect.bisect_left(self.index.safe, pos)
         return self.index.safe_tok[i]
 
-    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[list[int]]:
+    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[tuple[int, int]]:
         idx = self.index
         safe = idx.safe
 
@@ -85,17 +96,10 @@ class Counter:
             i = idx.safe_at_or_before(x)
             return safe[i] if i is not None and safe[i] > start else start
 
-        spans = [[start, right(start + 1)]]
-        spans.extend([left(ins.pos - 2), right(ins.pos + 1)] for ins in inserts)
-        spans.append([left(end - 2), end])
-        spans.sort()
-        merged: list[list[int]] = []
-        for a, b in spans:
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        return merged
+        spans = [(start, right(start + 1))]
+        spans.extend((left(ins.pos - 2), right(ins.pos + 1)) for ins in inserts)
+        spans.append((left(end - 2), end))
+        return merge_spans(spans)
 
     def count(self, start: int, end: int, inserts: list[Insert], prefix: str = "", suffix: str = "") -> int:
         text = self.index.text

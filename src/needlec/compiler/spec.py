@@ -11,10 +11,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from needlec.compiler import latent  # noqa: F401  (registers the latent_hop needle kind)
 from needlec.compiler.base import StrictModel
+from needlec.compiler.builders import BuilderConfig
 from needlec.compiler.grid import Grid
 from needlec.compiler.metrics import MetricConfig
 from needlec.compiler.needles import NEEDLES
+from needlec.compiler.overlap import Budget
 from needlec.compiler.tokenizers import TiktokenConfig, TokenizerConfig
 from needlec.registry import registry_union
 from needlec.sources import SOURCES
@@ -37,6 +40,11 @@ class HaystackSpec(StrictModel):
     start: Literal["beginning", "random"] = Field(
         "beginning", description="Where each item's window starts: at the `beginning` of the "
         "haystack, or at a `random` sentence start (seeded per item).")
+    builder: BuilderConfig = Field(  # type: ignore[valid-type]
+        default_factory=lambda: {"type": "concat"}, validate_default=True,
+        description="How documents become haystacks: `concat` (one haystack of everything, the "
+        "default) or `snippets` (several haystacks of random continuous snippets).",
+        examples=[{"type": "snippets", "count": 5, "snippet_tokens": 250, "target_tokens": 40000}])
 
 
 class PlacementSpec(StrictModel):
@@ -118,6 +126,10 @@ class Spec(StrictModel):
     prompt: PromptSpec = Field(description="Chat messages.")
     length: LengthSpec = Field(default_factory=LengthSpec,  # type: ignore[arg-type]
                                description="Length contract.")
+    overlap_budgets: list[Budget] = Field(
+        default_factory=list, description="Upper bounds on the question's lexical overlap (ROUGE "
+        "precision); the compile fails and lists every item above a bound.",
+        examples=[[{"metric": "rouge1_precision", "max": 0.1, "against": "needle"}]])
     scoring: MetricConfig = Field(description="How a runner scores a response.",  # type: ignore[valid-type]
                                   examples=[{"metric": "contains"}])
     variants: dict[str, dict[str, dict[str, Any]]] = Field(

@@ -41,6 +41,22 @@ def card_metadata(plan: Plan, configs: dict[str, dict[str, Any]]) -> dict[str, A
     }
 
 
+def filter_section(filters: list[dict[str, Any]]) -> list[str]:
+    """Card lines naming each haystack filter run and linking the audit written beside the data."""
+    if not filters:
+        return []
+    lines = ["", "## Haystack filters", "",
+             "The haystack sources were cleaned before any item was built. "
+             "[audit/summary.md](audit/summary.md) explains every removal and "
+             "[audit/filters.jsonl](audit/filters.jsonl) lists each one with its offsets and reason.", "",
+             "| filter | source | sentences removed | characters removed | cache key |", "|---|---|---|---|---|"]
+    for run in filters:
+        counts = run.get("counts", {})
+        lines.append(f"| `{run['name']}` | `{run['source']}` | {counts.get('sentences', 0)} | "
+                     f"{counts.get('characters_removed', 0)} | `{run['cache_key'][:16]}` |")
+    return lines
+
+
 def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
     configs = manifest["configs"]
     meta = yaml.safe_dump(card_metadata(plan, configs), sort_keys=False, allow_unicode=True)
@@ -64,6 +80,7 @@ def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
               f"- needlec version: `{manifest['needlec_version']}`"]
     for source in manifest["sources"]:
         lines.append(f"- source `{source['name']}` sha256 `{source['sha256']}`")
+    lines += filter_section(manifest.get("filters") or [])
     if spec.citation.strip():
         lines += ["", "## Citation", "", "```bibtex", spec.citation.strip(), "```"]
     return "\n".join(lines) + "\n"

@@ -8,7 +8,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from needlec.compiler.base import StrictModel
+from needlec.filters import FilterConfig
 from needlec.registry import Registry
+
+
+class SourceSpec(StrictModel):
+    """Keys every kind of haystack source accepts besides its own."""
+
+    filters: list[FilterConfig] = Field(  # type: ignore[valid-type]
+        default_factory=list, description="Filters run over this source's documents, in order, "
+        "before haystacks are built: each takes out sentences (or, for `name_collisions`, pool "
+        "names) and records why. Each is a mapping with a `type`: `literal_terms`, "
+        "`embedding_distractors`, `llm_answer_candidates` or `name_collisions`.",
+        examples=[[{"type": "literal_terms", "from_spec": ["answers"]}]])
 
 
 @dataclass(frozen=True)

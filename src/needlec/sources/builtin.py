@@ -17,15 +17,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from needlec.compiler.base import StrictModel
-from needlec.sources.base import SOURCES, SourceContext, SourceDocument, SourceText, sha256_of
+from needlec.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText, sha256_of
 
 _FOOTNOTE = re.compile(r"\{[^{}]*\}")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 _SPACES = re.compile(r"[ \t]+")
 
 
-class BuiltinSource(StrictModel):
+class BuiltinSource(SourceSpec):
     """Prose embedded with needlec's dependencies; needs no network and no files."""
 
     type: Literal["builtin"] = Field(description="Selects an embedded corpus.")

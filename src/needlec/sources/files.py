@@ -8,14 +8,13 @@ from typing import Literal
 
 from pydantic import Field
 
-from needlec.compiler.base import StrictModel
 from needlec.errors import SourceError
-from needlec.sources.base import SOURCES, SourceContext, SourceDocument, SourceText, sha256_of
+from needlec.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText, sha256_of
 
 SUFFIXES = {".txt", ".md", ".jsonl"}
 
 
-class FilesSource(StrictModel):
+class FilesSource(SourceSpec):
     """Local text files matched by glob patterns, read in sorted path order."""
 
     type: Literal["files"] = Field(description="Selects local files.")

@@ -17,13 +17,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from needlec.compiler.base import StrictModel
 from needlec.errors import SourceError
-from needlec.sources.base import SOURCES, SourceContext, SourceText
+from needlec.sources.base import SOURCES, SourceContext, SourceSpec, SourceText
 from needlec.sources.files import parse_bytes
 
 
-class UrlSource(StrictModel):
+class UrlSource(SourceSpec):
     """A text or JSONL file downloaded once, checked against its sha256 and cached."""
 
     type: Literal["url"] = Field(description="Selects a download.")
