@@ -289,3 +289,29 @@ def test_release_card_keeps_the_compile_prose(small_niah: Path, release: Path) -
     meta, _ = split_front_matter((release / "README.md").read_text(encoding="utf-8"))
     for key in ("license", "language", "pretty_name", "task_categories", "tags"):
         assert meta[key] == original[key]
+
+
+def test_release_carries_the_filter_audit(tmp_path: Path) -> None:
+    """The card links the filter audit, so a release must hold it and checksum it."""
+    from conftest import SPECS
+
+    from needlec.compiler.pipeline import CompileOptions, compile_spec
+
+    (tmp_path / "hay.txt").write_text("The gardener waters the roses at dawn. A yellow tram rattles past "
+                                      "the square. Bread is baked before sunrise.\n" * 40, encoding="utf-8")
+    spec = tmp_path / "filtered.yaml"
+    spec.write_text(f"extends: {SPECS / 'niah.yaml'}\nvariants: null\ntokenizers: [cl100k_base]\n"
+                    "haystack:\n  sources:\n    - type: files\n      paths: [hay.txt]\n"
+                    "      filters: [{type: literal_terms, from_spec: [answers]}]\n"
+                    "grid: {lengths: [500], depths: [50]}\n", encoding="utf-8")
+    compiled = tmp_path / "compiled"
+    compile_spec(spec, compiled, CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
+    audit = sorted(p.relative_to(compiled).as_posix() for p in (compiled / "audit").rglob("*") if p.is_file())
+    assert audit, "a filtered compile writes an audit"
+    folder = tmp_path / "release"
+    write_release(compiled, folder)
+    sums = read_sums(folder / "SHA256SUMS")
+    for relative in audit:
+        assert (folder / relative).read_bytes() == (compiled / relative).read_bytes()
+        assert relative in sums
+    assert verify_dataset(folder).ok

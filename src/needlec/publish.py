@@ -79,13 +79,15 @@ def write_release(dataset: str | Path, folder: str | Path) -> list[ReleaseFile]:
     readme = dataset / "README.md"
     card = release_card(readme.read_text(encoding="utf-8") if readme.is_file() else "", manifest)
     data_files = [f["path"] for info in manifest["configs"].values() for f in info["files"]]
+    # the filter audit the card links to travels with the release
+    audit = sorted(p.relative_to(dataset).as_posix() for p in (dataset / "audit").rglob("*") if p.is_file())
     with atomic_directory(folder) as tmp:
-        for relative in data_files:
+        for relative in [*data_files, *audit]:
             (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(dataset / relative, tmp / relative)
         shutil.copyfile(dataset / MANIFEST, tmp / MANIFEST)
         (tmp / "README.md").write_text(card, encoding="utf-8")
-        write_sums(tmp, [*data_files, MANIFEST, "README.md"])
+        write_sums(tmp, [*data_files, *audit, MANIFEST, "README.md"])
         files = _listing(tmp)
     return files
 
