@@ -101,20 +101,20 @@ class Plan:
             yield ItemKey(config.name, tokenizer, length, depth, case, haystack, repeat)
 
 
-def _validate(data: dict[str, Any], doc: Document, schema: dict[str, Any],
+def _validate(data: dict[str, Any], doc: Document,
               root: KeyPath) -> tuple[Spec | None, list[Problem]]:
     try:
         return Spec.model_validate(data), []
     except ValidationError as exc:
-        return None, problems_from(exc, doc, schema, root)
+        # the schema (for "allowed keys" hints) is only needed, and only built, when something is wrong
+        return None, problems_from(exc, doc, json_schema(), root)
 
 
 def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
     """Load, validate and resolve a spec file; raises SpecError listing every problem found."""
     path = Path(path)
     doc = load_file(path)
-    schema = json_schema()
-    base, problems = _validate(doc.data, doc, schema, ())
+    base, problems = _validate(doc.data, doc, ())
     if base is None:
         raise SpecError(_unique(problems))
     configs: list[ConfigPlan] = []
@@ -126,7 +126,7 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
             merged = merge_documents(merged, doc, ("variants", axis, value))
         data = dict(merged.data)
         data["variants"] = {}
-        spec, found = _validate(data, merged, schema, ())
+        spec, found = _validate(data, merged, ())
         problems.extend(found)
         if spec is not None:
             name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
