@@ -14,6 +14,7 @@ import yaml
 
 from needlec.cli import build_parser
 from needlec.compiler.spec import Spec, json_schema
+from needlec.site.reference import walk_models
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "site" / "docs"
@@ -41,38 +42,9 @@ def _models(schema: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(key path, model name, model schema) for every object model reachable from the top.
 
     Key paths use `[]` for list entries and `<name>` for keys the author chooses, as the
-    reference's **Path:** lines do.
+    reference's **Path:** lines do; the walk is the one the generated field reference uses.
     """
-    defs = schema["$defs"]
-    found: list[tuple[str, str, dict[str, Any]]] = []
-    seen: set[tuple[str, str]] = set()
-
-    def join(path: str, key: str) -> str:
-        return key if path == ROOT_PATH else f"{path}.{key}"
-
-    def walk(node: Any, path: str, name: str) -> None:
-        if not isinstance(node, dict):
-            return
-        if "$ref" in node:
-            ref = node["$ref"].split("/")[-1]
-            if (path, ref) not in seen:
-                seen.add((path, ref))
-                walk(defs[ref], path, ref)
-            return
-        if "properties" in node:
-            found.append((path, name, node))
-            for key, prop in node["properties"].items():
-                walk(prop, join(path, key), "")
-        for key in ("anyOf", "oneOf", "allOf"):
-            for sub in node.get(key, []):
-                walk(sub, path, name)
-        if isinstance(node.get("items"), dict):
-            walk(node["items"], f"{path}[]", "")
-        if isinstance(node.get("additionalProperties"), dict):
-            walk(node["additionalProperties"], join(path, "<name>"), "")
-
-    walk(schema, ROOT_PATH, "Spec")
-    return found
+    return walk_models(schema)
 
 
 def _sections(markdown: str) -> list[tuple[str, str]]:
