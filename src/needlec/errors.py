@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -83,17 +83,3 @@ class ContractError(NeedlecError):
 
 class OutputError(NeedlecError):
     """A dataset directory is missing, incomplete, or fails verification."""
-
-
-@dataclass
-class ProblemList:
-    """Collects problems during a pass so they can be raised together."""
-
-    items: list[Problem] = field(default_factory=list)
-
-    def add(self, problem: Problem) -> None:
-        self.items.append(problem)
-
-    def raise_if_any(self, message: str = "") -> None:
-        if self.items:
-            raise SpecError(self.items, message)

@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from needlec.compiler.overlap import METRICS, precision, summarize
+from needlec.compiler.items import context_of
+from needlec.compiler.overlap import METRICS, OverlapStats, precision
 from needlec.compiler.pipeline import Prepared, default_cache_dir, haystack_ids
 from needlec.compiler.plan import ItemKey, Plan
 from needlec.errors import OutputError
@@ -31,18 +32,15 @@ def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[st
         kind = prepared.kind(config)
         haystacks = {h.id: h for h in prepared.haystacks(spec)}
         tokenizer = spec.tokenizers[0].label
-        needle_rows, context_rows = [], []
+        needle, context = OverlapStats(), OverlapStats()
         for haystack in haystack_ids(spec):
             view = prepared.view(spec, haystacks[haystack], tokenizer, length)
             for case in kind.cases():
                 key = ItemKey(config.name, tokenizer, length, depth, case, haystack, 0)
                 item, _ = build_item(plan.spec.name, config, key, view, kind)
-                span = item["context_span"]
-                context = item["messages"][span["message"]]["content"][span["start"]:span["end"]]
-                needle_rows.append(item["overlap"])
-                context_rows.append(precision(item["question"], context))
-        report[config.name] = {"needle": summarize(needle_rows).as_dict(),
-                               "context": {**summarize(context_rows).as_dict(), "length": length}}
+                needle.add(item["overlap"])
+                context.add(precision(item["question"], context_of(item)))
+        report[config.name] = {"needle": needle.as_dict(), "context": {**context.as_dict(), "length": length}}
     return report
 
 

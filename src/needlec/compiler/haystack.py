@@ -108,6 +108,3 @@ class HaystackIndex:
     def safe_at_or_after(self, char: int) -> int | None:
         i = bisect.bisect_left(self.safe, char)
         return i if i < len(self.safe) else None
-
-    def sentence_starts(self) -> list[int]:
-        return self.boundaries("sentence")

@@ -64,6 +64,12 @@ class HaystackView:
         return found
 
 
+def context_of(item: dict[str, Any]) -> str:
+    """The item's context: the span of its messages that holds the haystack and needles."""
+    span = item["context_span"]
+    return str(item["messages"][span["message"]]["content"][span["start"]:span["end"]])
+
+
 def distractor_depth(needle_depth: float, rng: random.Random) -> float:
     """A depth in the distractor zone at least DISTRACTOR_GAP points away from the needle."""
     lo, hi = DISTRACTOR_ZONE

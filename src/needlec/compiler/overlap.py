@@ -9,9 +9,7 @@ Katakana or Thai character as a token of its own.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass
-from statistics import fmean
+from dataclasses import dataclass, field
 from typing import Literal
 
 import regex
@@ -75,24 +73,24 @@ class Budget(StrictModel):
         "needles; common words make this high for any natural haystack).")
 
 
-@dataclass(frozen=True)
+@dataclass
 class OverlapStats:
-    """Mean and max of each statistic over a set of items."""
+    """Running count, mean and max of each statistic, without keeping the rows."""
 
-    count: int
-    mean: dict[str, float]
-    max: dict[str, float]
+    count: int = 0
+    sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(METRICS, 0.0))
+    maxes: dict[str, float] = field(default_factory=lambda: dict.fromkeys(METRICS, 0.0))
+
+    def add(self, scores: dict[str, float]) -> None:
+        self.count += 1
+        for metric in METRICS:
+            self.sums[metric] += scores[metric]
+            self.maxes[metric] = max(self.maxes[metric], scores[metric])
 
     def as_dict(self) -> dict[str, object]:
-        return {"items": self.count, "mean": self.mean, "max": self.max}
-
-
-def summarize(rows: Iterable[dict[str, float]]) -> OverlapStats:
-    rows = list(rows)
-    if not rows:
-        return OverlapStats(0, {m: 0.0 for m in METRICS}, {m: 0.0 for m in METRICS})
-    return OverlapStats(len(rows), {m: round(fmean(r[m] for r in rows), 6) for m in METRICS},
-                        {m: round(max(r[m] for r in rows), 6) for m in METRICS})
+        n = max(1, self.count)
+        return {"items": self.count, "mean": {m: round(v / n, 6) for m, v in self.sums.items()},
+                "max": {m: round(v, 6) for m, v in self.maxes.items()}}
 
 
 def budget_key(budget: Budget) -> str:

@@ -19,11 +19,12 @@ from typing import Any
 from tqdm import tqdm
 
 from needlec.compiler.builders import SnippetBuilder, build_concat, build_snippets
+from needlec.compiler.checks import check_budgets, check_item, leak_problem
 from needlec.compiler.haystack import Haystack, HaystackIndex, boundary_positions, repeat_to
-from needlec.compiler.items import HaystackView, build_item
+from needlec.compiler.items import HaystackView, build_item, context_of
 from needlec.compiler.loader import dotted
 from needlec.compiler.needles import NeedleKind, needle_kind
-from needlec.compiler.overlap import METRICS, budget_key, precision
+from needlec.compiler.overlap import OverlapStats, precision
 from needlec.compiler.placement import Counter
 from needlec.compiler.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compiler.spec import Spec
@@ -213,68 +214,18 @@ def _run_chunk(chunk: tuple[int, int]) -> ChunkResult:
     for config, key, view, kind, sample_context in work[chunk[0]:chunk[1]]:
         item, leaks = build_item(plan.spec.name, config, key, view, kind)
         result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
-        if leaks:
-            result.problems.append(f"{item['id']}: {', '.join(map(repr, leaks))} occurs in the haystack "
-                                   "outside the needle")
+        result.problems.extend(leak_problem(item["id"], leaks))
         result.overlap.append((config.name, "needle", item["overlap"]))
+        result.problems.extend(check_budgets(item["id"], config.spec, "needle", item["overlap"]))
         if sample_context:
-            span = item["context_span"]
-            context = item["messages"][span["message"]]["content"][span["start"]:span["end"]]
-            scores = precision(item["question"], context)
+            scores = precision(item["question"], context_of(item))
             result.overlap.append((config.name, "context", scores))
-            result.problems.extend(_budgets(item["id"], config.spec, "context", scores))
-        result.problems.extend(_budgets(item["id"], config.spec, "needle", item["overlap"]))
+            result.problems.extend(check_budgets(item["id"], config.spec, "context", scores))
         result.tokens += item["context_tokens"]
         lines.append(canonical.line(item))
     result.blob = b"".join(lines)
     result.count = chunk[1] - chunk[0]
     return result
-
-
-def _budgets(item_id: str, spec: Spec, against: str, scores: dict[str, float]) -> list[str]:
-    out = []
-    for budget in spec.overlap_budgets:
-        value = scores[budget_key(budget)]
-        if budget.against == against and value > budget.max:
-            out.append(f"{item_id}: {budget.metric} against the {against} is {value:.3f}, budget {budget.max}")
-    return out
-
-
-def reachable_depth(item: dict[str, Any], index: int, counter: Tokenizer) -> float:
-    """Deepest a needle can sit: the needles from it to the end of the context need their tokens."""
-    offset = item["needles"][index]["char_offset"]
-    tail = sum(counter.count(n["text"]) for n in item["needles"] if n["char_offset"] >= offset)
-    return 100.0 * max(0, item["context_tokens"] - tail) / item["context_tokens"]
-
-
-def check_item(item: dict[str, Any], spec: Spec, counter: Tokenizer, verify: bool) -> list[str]:
-    """Contract checks on one item; with `verify`, also re-encode it in full (slow, exact).
-
-    A target depth beyond what the needle can reach (100% means the needle ends the context, so it
-    starts one needle-length earlier) is measured against the reachable depth instead.
-    """
-    tokenizer = counter
-    problems = []
-    counted = item["context_tokens"] if spec.length.counted == "context" else item["prompt_tokens"]
-    if abs(counted - item["context_length"]) > spec.length.tolerance:
-        problems.append(f"{item['id']}: {counted} tokens, target {item['context_length']}")
-    for i, needle in enumerate(item["needles"]):
-        target = min(needle["target_depth_percent"], reachable_depth(item, i, counter))
-        if abs(needle["depth_percent"] - target) > spec.placement.depth_tolerance:
-            problems.append(f"{item['id']}: needle {i} at depth {needle['depth_percent']}%, target "
-                            f"{target}% (tolerance {spec.placement.depth_tolerance})")
-    if verify:
-        span = item["context_span"]
-        context = item["messages"][span["message"]]["content"][span["start"]:span["end"]]
-        if tokenizer.count(context) != item["context_tokens"]:
-            problems.append(f"{item['id']}: re-encoding gives {tokenizer.count(context)} tokens, "
-                            f"recorded {item['context_tokens']}")
-        for i, needle in enumerate(item["needles"]):
-            before = tokenizer.count(context[:needle["char_offset"]])
-            if before != needle["token_offset"]:
-                problems.append(f"{item['id']}: needle {i} token offset {needle['token_offset']}, "
-                                f"re-encoding gives {before}")
-    return problems
 
 
 def _worker_signals() -> None:
@@ -302,36 +253,6 @@ def _execute(plan: Plan, work: list[Work], jobs: int, verify: bool) -> Iterator[
         _STATE.clear()
 
 
-class OverlapTally:
-    """Running mean and max of overlap scores per config and reference, without keeping rows."""
-
-    def __init__(self) -> None:
-        self.sums: dict[tuple[str, str], dict[str, float]] = {}
-        self.maxes: dict[tuple[str, str], dict[str, float]] = {}
-        self.counts: dict[tuple[str, str], int] = {}
-
-    def add(self, config: str, against: str, scores: dict[str, float]) -> None:
-        key = (config, against)
-        sums = self.sums.setdefault(key, dict.fromkeys(METRICS, 0.0))
-        maxes = self.maxes.setdefault(key, dict.fromkeys(METRICS, 0.0))
-        self.counts[key] = self.counts.get(key, 0) + 1
-        for metric in METRICS:
-            sums[metric] += scores[metric]
-            maxes[metric] = max(maxes[metric], scores[metric])
-
-    def report(self, config: str, sample_length: int) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for against in ("needle", "context"):
-            key = (config, against)
-            if key in self.counts:
-                n = self.counts[key]
-                out[against] = {"items": n, "mean": {m: round(v / n, 6) for m, v in self.sums[key].items()},
-                                "max": {m: round(v, 6) for m, v in self.maxes[key].items()}}
-        if "context" in out:
-            out["context"]["length"] = sample_length
-        return out
-
-
 def compile_spec(spec_path: str | Path, out_dir: str | Path | None,
                  options: CompileOptions | None = None) -> CompileResult:
     """Compile a spec into `out_dir` (atomically), or only size it up with `dry_run`."""
@@ -352,7 +273,7 @@ def compile_spec(spec_path: str | Path, out_dir: str | Path | None,
     out = Path(out_dir)
     files: dict[tuple[str, str], list[Any]] = {}
     problems: list[str] = []
-    tally = OverlapTally()
+    tally: dict[tuple[str, str], OverlapStats] = {}
     total_tokens = 0
     with atomic_directory(out) as tmp:
         bar = tqdm(total=len(work), unit="item", desc=f"compile {plan.spec.name}", file=sys.stderr,
@@ -376,7 +297,7 @@ def compile_spec(spec_path: str | Path, out_dir: str | Path | None,
                 total_tokens += chunk.tokens
                 problems.extend(chunk.problems)
                 for name, against, scores in chunk.overlap:
-                    tally.add(name, against, scores)
+                    tally.setdefault((name, against), OverlapStats()).add(scores)
                 bar.update(chunk.count)
         finally:
             for handle in handles.values():
@@ -402,6 +323,14 @@ def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | No
     return item
 
 
+def _overlap_report(tally: dict[tuple[str, str], OverlapStats], config: ConfigPlan) -> dict[str, Any]:
+    out: dict[str, Any] = {against: tally[(config.name, against)].as_dict()
+                           for against in ("needle", "context") if (config.name, against) in tally}
+    if "context" in out:
+        out["context"]["length"] = min(config.spec.grid.length_points())
+    return out
+
+
 def _estimate(units: list[tuple[ConfigPlan, list[ItemKey]]]) -> int:
     return sum(int(k.length * 4.3) + 2000 for _, keys in units for k in keys)
 
@@ -425,7 +354,8 @@ def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]
 
 
 def _manifest(plan: Plan, prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]],
-              files: dict[tuple[str, str], list[Any]], root: Path, tally: OverlapTally) -> dict[str, Any]:
+              files: dict[tuple[str, str], list[Any]], root: Path,
+              tally: dict[tuple[str, str], OverlapStats]) -> dict[str, Any]:
     configs: dict[str, dict[str, Any]] = {}
     sources: dict[str, dict[str, Any]] = {}
     for config, _ in units:
@@ -437,7 +367,7 @@ def _manifest(plan: Plan, prepared: Prepared, units: list[tuple[ConfigPlan, list
             "variant": dict(config.axes), "files": entries,
             "haystacks": [{"id": h.id, "sha256": h.sha256, "characters": len(h.text)}
                           for h in prepared.haystacks(config.spec)],
-            "overlap": tally.report(config.name, min(config.spec.grid.length_points())),
+            "overlap": _overlap_report(tally, config),
         }
         report = prepared.kind_reports.get(config.name)
         if report:

@@ -35,7 +35,6 @@ class Placement:
     start: int
     end: int
     inserts: tuple[Insert, ...]
-    needle_texts: tuple[str, ...]
     total_tokens: int  # count of prefix + context + suffix, the solved quantity
     context_tokens: int
     needle_tokens: tuple[int, ...]  # token offset of each needle inside the context
@@ -272,7 +271,6 @@ def _measure(counter: Counter, text: str, begin: int, end: int, inserts: list[In
         chars_before += len(ins.text)
     return Placement(
         start=begin, end=end, inserts=tuple(inserts),
-        needle_texts=tuple(needles),
         total_tokens=total, context_tokens=context_tokens,
         needle_tokens=tuple(token_offsets[i] for i in range(len(needles))),
         needle_chars=tuple(char_offsets[i] for i in range(len(needles))),
