@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from needlec.compiler.pipeline import CompileOptions, compile_spec
-from needlec.compiler.tokenizers import _tiktoken
+from needlec.compile.pipeline import CompileOptions, compile_spec
+from needlec.tokenizer import _tiktoken
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (4000, 32000, 128000)
@@ -33,7 +33,9 @@ def write_spec(folder: Path, samples: int, lengths: tuple[int, ...]) -> Path:
         "tokenizers: [cl100k_base]\n"
         f"grid:\n  lengths: {list(lengths)}\n"
         f"  depths: {{start: 0, stop: 100, count: {samples}}}\n"
-        "variants: null\n", encoding="utf-8")
+        "variants: null\n",
+        encoding="utf-8",
+    )
     return spec
 
 
@@ -44,7 +46,7 @@ def contexts_of(out: Path) -> list[str]:
             for line in handle:
                 item = json.loads(line)
                 span = item["context_span"]
-                contexts.append(item["messages"][span["message"]]["content"][span["start"]:span["end"]])
+                contexts.append(item["messages"][span["message"]]["content"][span["start"] : span["end"]])
     return contexts
 
 
@@ -85,8 +87,10 @@ def main() -> None:
         for lengths in [(length,) for length in LENGTHS] + [LENGTHS]:
             compile_s, encode_s, n, size = measure(Path(tmp), lengths, args)
             label = "+".join(f"{v // 1000}K" for v in lengths)
-            print(f"{label:>22} {n / compile_s:>10,.0f} {size / compile_s / 1e6:>8,.1f} "
-                  f"{compile_s / n * 1000:>10.2f} {encode_s / n * 1000:>20.2f} {compile_s / encode_s:>7.3f}")
+            print(
+                f"{label:>22} {n / compile_s:>10,.0f} {size / compile_s / 1e6:>8,.1f} "
+                f"{compile_s / n * 1000:>10.2f} {encode_s / n * 1000:>20.2f} {compile_s / encode_s:>7.3f}"
+            )
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: {rss_mb:,.0f} MB")
 

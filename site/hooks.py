@@ -21,8 +21,10 @@ CATALOGUE_MARKER = "<!-- needlec:catalogue -->"
 def _generated(config: Any) -> Path:
     folder = Path(config["docs_dir"]) / GENERATED
     if not (folder / "nav.json").is_file():
-        raise PluginError(f"{folder} is missing: run `needlec site build` (or `needlec site build "
-                          "--pages-only` before `mkdocs build`) to generate the benchmark pages")
+        raise PluginError(
+            f"{folder} is missing: run `needlec site build` (or `needlec site build "
+            "--pages-only` before `mkdocs build`) to generate the benchmark pages"
+        )
     return folder
 
 
@@ -48,13 +50,16 @@ def on_config(config: Any) -> Any:
     nav = config["nav"] or []
     docs = Path(config["docs_dir"])
     listed = _listed(nav)
-    unlisted = sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md")
-                      if p.relative_to(docs).parts[0] != GENERATED)
+    unlisted = sorted(
+        p.relative_to(docs).as_posix() for p in docs.rglob("*.md") if p.relative_to(docs).parts[0] != GENERATED
+    )
     extra = [{_title(docs / path): path} for path in unlisted if path not in listed]
     for entry in nav:
         if isinstance(entry, dict) and "Benchmarks" in entry:
-            entry["Benchmarks"] = [{"All benchmarks": f"{GENERATED}/benchmarks/index.md"},
-                                   *({title: path} for title, path in pages)]
+            entry["Benchmarks"] = [
+                {"All benchmarks": f"{GENERATED}/benchmarks/index.md"},
+                *({title: path} for title, path in pages),
+            ]
         if isinstance(entry, dict) and "Guides" in entry and extra:
             entry["Guides"] = [*entry["Guides"], *extra]
     return config

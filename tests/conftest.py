@@ -16,7 +16,7 @@ SPECS = ROOT / "specs"
 
 @pytest.fixture(scope="session")
 def bible_text() -> str:
-    from needlec.sources.builtin import _web_bible
+    from needlec.haystacks.sources.builtin import _web_bible
 
     documents, _ = _web_bible()
     return "\n\n".join(d.text for d in documents[:3])
@@ -24,14 +24,14 @@ def bible_text() -> str:
 
 @pytest.fixture(scope="session")
 def cl100k():
-    from needlec.compiler.tokenizers import _tiktoken
+    from needlec.tokenizer import _tiktoken
 
     return _tiktoken("cl100k_base")
 
 
 @pytest.fixture(scope="session")
 def o200k():
-    from needlec.compiler.tokenizers import _tiktoken
+    from needlec.tokenizer import _tiktoken
 
     return _tiktoken("o200k_base")
 
@@ -39,9 +39,8 @@ def o200k():
 @pytest.fixture(scope="session")
 def small_niah(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """specs/niah.yaml compiled on a reduced grid (every config, both tokenizers)."""
-    from needlec.compiler.pipeline import CompileOptions, compile_spec
+    from needlec.compile.pipeline import CompileOptions, compile_spec
 
     out = tmp_path_factory.mktemp("niah") / "out"
-    compile_spec(SPECS / "niah.yaml", out, CompileOptions(
-        select={"length": {"1000", "4000", "16000"}}, progress=False))
+    compile_spec(SPECS / "niah.yaml", out, CompileOptions(select={"length": {"1000", "4000", "16000"}}, progress=False))
     return out

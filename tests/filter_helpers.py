@@ -8,20 +8,25 @@ from typing import Any
 
 QUESTION = "What is the best thing to do on a rainy afternoon in Lisbon?"
 ANSWER = "yellow tram"
-NEEDLE = ("The best thing to do on a rainy afternoon in Lisbon is to ride the old yellow tram up the hill "
-          "and drink hot chocolate.")
+NEEDLE = (
+    "The best thing to do on a rainy afternoon in Lisbon is to ride the old yellow tram up the hill "
+    "and drink hot chocolate."
+)
 KEY_QUESTION = "Where is the spare key hidden?"
 
 # Sentences that give the answers away, planted between paragraphs of real prose.
-PLANT_TRAM = ("Whenever it rained in the afternoon, Naomi said the best thing to do was to ride the yellow tram "
-              "up the hill.")
+PLANT_TRAM = (
+    "Whenever it rained in the afternoon, Naomi said the best thing to do was to ride the yellow tram up the hill."
+)
 PLANT_KEY = "The spare key, Boaz told the reapers, was hidden under the blue flowerpot by the gate."
-FACTS = {QUESTION: [("yellow tram", "ride the yellow tram")],
-         KEY_QUESTION: [("blue flowerpot", "under the blue flowerpot")]}
+FACTS = {
+    QUESTION: [("yellow tram", "ride the yellow tram")],
+    KEY_QUESTION: [("blue flowerpot", "under the blue flowerpot")],
+}
 
 
 def prose(book: str = "Ruth") -> str:
-    from needlec.sources.builtin import _web_bible
+    from needlec.haystacks.sources.builtin import _web_bible
 
     documents, _ = _web_bible()
     return next(d.text for d in documents if d.id == book)
@@ -42,7 +47,9 @@ def write_spec(folder: Path, haystack: str, filters: list[dict[str, Any]], **ext
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "hay.txt").write_text(haystack, encoding="utf-8")
     spec: dict[str, Any] = {
-        "name": "filtered", "title": "Filtered haystack", "tokenizers": ["cl100k_base"],
+        "name": "filtered",
+        "title": "Filtered haystack",
+        "tokenizers": ["cl100k_base"],
         "haystack": {"sources": [{"type": "files", "paths": ["hay.txt"], "filters": filters}]},
         "grid": {"lengths": [300, 600], "depths": [0, 50, 100]},
         "needle": {"needles": [NEEDLE], "question": QUESTION, "answers": [ANSWER]},
@@ -57,8 +64,8 @@ def write_spec(folder: Path, haystack: str, filters: list[dict[str, Any]], **ext
 
 def filtered(spec: Path, cache: Path) -> tuple[str, Any]:
     """The filtered text of the spec's only document, and the filter stage that made it."""
-    from needlec.compiler.pipeline import Prepared
-    from needlec.compiler.plan import load_plan
+    from needlec.compile.pipeline import Prepared
+    from needlec.compile.plan import load_plan
 
     plan = load_plan(spec, cache)
     prepared = Prepared(plan, cache)
@@ -72,8 +79,8 @@ def replay(original: str, records: list[dict[str, Any]]) -> str:
     out, position = [], 0
     for record in sorted(records, key=lambda r: r["start"]):
         assert record["start"] >= position
-        out.append(original[position:record["start"]])
-        assert original[record["start"]:record["end"]] == record["removed"]
+        out.append(original[position : record["start"]])
+        assert original[record["start"] : record["end"]] == record["removed"]
         out.append(record["replacement"])
         position = record["end"]
     out.append(original[position:])

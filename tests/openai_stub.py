@@ -61,8 +61,9 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         return
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self, status: int, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -100,8 +101,11 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "500":
             self._send(500, b'{"error": {"message": "the stub had a bad day", "type": "server_error"}}')
         elif fault == "429":
-            self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit"}}',
-                       headers={"Retry-After": state.retry_after})
+            self._send(
+                429,
+                b'{"error": {"message": "slow down", "type": "rate_limit"}}',
+                headers={"Retry-After": state.retry_after},
+            )
         elif fault == "timeout":
             time.sleep(state.hang)
             self._send(500, b'{"error": {"message": "too late"}}')
@@ -130,12 +134,18 @@ class _Handler(BaseHTTPRequestHandler):
 
     @staticmethod
     def _completion(model: str, content: str) -> bytes:
-        return json.dumps({
-            "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }).encode()
+        return json.dumps(
+            {
+                "id": "chatcmpl-stub",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        ).encode()
 
 
 class _Server(ThreadingHTTPServer):

@@ -35,8 +35,17 @@ def test_dry_run_counts_without_writing(tmp_path: Path) -> None:
 
 def test_compile_then_inspect(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = run("compile", str(SPECS / "niah.yaml"), "-o", str(out), "--select", "length=1000",
-                 "--select", "config=single,passkey", "-q")
+    result = run(
+        "compile",
+        str(SPECS / "niah.yaml"),
+        "-o",
+        str(out),
+        "--select",
+        "length=1000",
+        "--select",
+        "config=single,passkey",
+        "-q",
+    )
     assert result.returncode == 0, result.stderr
     assert "wrote 44 items" in result.stdout
     manifest = json.loads((out / "manifest.json").read_text())
@@ -58,7 +67,7 @@ def test_inspect_spec_shows_grid_and_sample() -> None:
 
 
 def test_schema_command_matches_library(tmp_path: Path) -> None:
-    from needlec.compiler.spec import json_schema
+    from needlec.spec.models import json_schema
 
     printed = run("schema")
     assert printed.returncode == 0

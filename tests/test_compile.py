@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from conftest import SPECS
 
-from needlec.compiler.pipeline import CompileOptions, compile_spec
-from needlec.compiler.tokenizers import _tiktoken
+from needlec.compile.pipeline import CompileOptions, compile_spec
 from needlec.exporters.manifest import content_hash
+from needlec.tokenizer import _tiktoken
 
 
 def items(folder: Path):
@@ -32,7 +32,7 @@ def tree_bytes(folder: Path) -> dict[str, bytes]:
 
 def context_of(item: dict) -> str:
     span = item["context_span"]
-    return item["messages"][span["message"]]["content"][span["start"]:span["end"]]
+    return item["messages"][span["message"]]["content"][span["start"] : span["end"]]
 
 
 def assert_contracts(item: dict) -> None:
@@ -41,7 +41,7 @@ def assert_contracts(item: dict) -> None:
     assert tokenizer.count(context) == item["context_tokens"] == item["context_length"]
     for needle in item["needles"]:
         offset = needle["char_offset"]
-        assert context[offset:offset + len(needle["text"])] == needle["text"]
+        assert context[offset : offset + len(needle["text"])] == needle["text"]
         assert tokenizer.count(context[:offset]) == needle["token_offset"]
         assert needle["depth_percent"] == round(100 * needle["token_offset"] / item["context_tokens"], 4)
         # a needle cannot start later than the tokens of itself and the needles after it allow
@@ -99,8 +99,9 @@ def test_load_dataset_every_config_offline(small_niah: Path, tmp_path: Path) -> 
     for name, config in manifest["configs"].items():
         for entry in config["files"]:
             # a fresh cache: `datasets` keys local folders by path, not content
-            ds = datasets.load_dataset(str(small_niah), name=name, split=entry["split"],
-                                       cache_dir=str(tmp_path / "hf-cache"))
+            ds = datasets.load_dataset(
+                str(small_niah), name=name, split=entry["split"], cache_dir=str(tmp_path / "hf-cache")
+            )
             assert len(ds) == entry["rows"]
             row = ds[0]
             assert row["config"] == name and row["tokenizer"] == entry["split"]
@@ -121,8 +122,9 @@ def test_byte_identical_across_runs_and_jobs(tmp_path: Path) -> None:
 def test_adding_a_length_leaves_other_items_identical(tmp_path: Path) -> None:
     def spec(lengths: list[int]) -> Path:
         path = tmp_path / f"niah-{len(lengths)}.yaml"
-        path.write_text(f"extends: {SPECS / 'niah.yaml'}\ngrid:\n  lengths: {lengths}\n"
-                        "  depths: [0, 35, 100]\n", encoding="utf-8")
+        path.write_text(
+            f"extends: {SPECS / 'niah.yaml'}\ngrid:\n  lengths: {lengths}\n  depths: [0, 35, 100]\n", encoding="utf-8"
+        )
         return path
 
     compile_spec(spec([1000, 3000]), tmp_path / "small", CompileOptions(progress=False))
@@ -136,12 +138,18 @@ def test_adding_a_length_leaves_other_items_identical(tmp_path: Path) -> None:
 
 def test_repeated_haystack_is_marked(tmp_path: Path) -> None:
     corpus = tmp_path / "tiny.txt"
-    corpus.write_text("The river runs past the old mill. Children fish from the bridge at dawn. "
-                      "In autumn the leaves turn the water red and gold.\n\n" * 12, encoding="utf-8")
+    corpus.write_text(
+        "The river runs past the old mill. Children fish from the bridge at dawn. "
+        "In autumn the leaves turn the water red and gold.\n\n" * 12,
+        encoding="utf-8",
+    )
     spec = tmp_path / "tiny.yaml"
-    spec.write_text(f"extends: {SPECS / 'niah.yaml'}\nhaystack:\n  sources: [{{type: files, paths: [tiny.txt]}}]\n"
-                    "grid:\n  lengths: [300, 2000]\n  depths: [0, 50, 100]\nvariants: null\n"
-                    "tokenizers: [cl100k_base]\n", encoding="utf-8")
+    spec.write_text(
+        f"extends: {SPECS / 'niah.yaml'}\nhaystack:\n  sources: [{{type: files, paths: [tiny.txt]}}]\n"
+        "grid:\n  lengths: [300, 2000]\n  depths: [0, 50, 100]\nvariants: null\n"
+        "tokenizers: [cl100k_base]\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "out"
     compile_spec(spec, out, CompileOptions(progress=False))
     repeated = {item["context_length"]: item["haystack"]["repeated"] for _, item in items(out)}
@@ -153,9 +161,12 @@ def test_repeated_haystack_is_marked(tmp_path: Path) -> None:
 def test_interrupted_compile_leaves_nothing(tmp_path: Path) -> None:
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "needlec.cli", "compile", str(SPECS / "niah.yaml"),
-                             "-o", str(out), "--verify", "-q"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "needlec.cli", "compile", str(SPECS / "niah.yaml"), "-o", str(out), "--verify", "-q"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list(tmp_path.glob(".killed.partial-*/data")):
         time.sleep(0.05)
@@ -177,8 +188,11 @@ def test_hf_tokenizer_file(tmp_path: Path, bible_text: str) -> None:
     tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=800, show_progress=False))
     tok.save(str(tmp_path / "tok.json"))
     spec = tmp_path / "hf.yaml"
-    spec.write_text(f"extends: {SPECS / 'niah.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: tiny}}]\n"
-                    "grid:\n  lengths: [1500, 6000]\n  depths: [0, 50, 100]\nvariants: null\n", encoding="utf-8")
+    spec.write_text(
+        f"extends: {SPECS / 'niah.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: tiny}}]\n"
+        "grid:\n  lengths: [1500, 6000]\n  depths: [0, 50, 100]\nvariants: null\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "out"
     compile_spec(spec, out, CompileOptions(progress=False))
     rows = list(items(out))
@@ -188,5 +202,5 @@ def test_hf_tokenizer_file(tmp_path: Path, bible_text: str) -> None:
         count = len(tok.encode(context, add_special_tokens=False).ids)
         assert count == item["context_length"] == item["context_tokens"]
         for needle in item["needles"]:
-            before = context[:needle["char_offset"]]
+            before = context[: needle["char_offset"]]
             assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]

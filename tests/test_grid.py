@@ -8,13 +8,21 @@ import pytest
 from conftest import SPECS
 from pydantic import ValidationError
 
-from needlec.compiler.grid import DepthRange, Grid, LengthRange
-from needlec.compiler.plan import load_plan
+from needlec.compile.plan import load_plan
+from needlec.spec.grid import DepthRange, Grid, LengthRange
 
 
 def test_log_lengths_are_geometric() -> None:
     assert LengthRange(min=1000, max=128000, count=8, spacing="log").expand() == [
-        1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000]
+        1000,
+        2000,
+        4000,
+        8000,
+        16000,
+        32000,
+        64000,
+        128000,
+    ]
 
 
 def test_linear_lengths_include_both_ends() -> None:

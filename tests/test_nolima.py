@@ -9,14 +9,25 @@ from pathlib import Path
 import pytest
 from conftest import SPECS
 
-from needlec.compiler.overlap import precision
-from needlec.compiler.pipeline import CompileOptions, compile_spec, haystack_ids
-from needlec.compiler.plan import load_plan
-from needlec.compiler.tokenizers import _tiktoken
-from needlec.overlap_report import measure_plan
+from needlec.compile.overlap import precision
+from needlec.compile.overlap_report import measure_plan
+from needlec.compile.pipeline import CompileOptions, compile_spec, haystack_ids
+from needlec.compile.plan import load_plan
+from needlec.tokenizer import _tiktoken
 
-CONFIGS = ["main", "long", "onehop", "twohop", "default-order", "inverted-order", "hard", "direct",
-           "mc", "distractor", "cot"]
+CONFIGS = [
+    "main",
+    "long",
+    "onehop",
+    "twohop",
+    "default-order",
+    "inverted-order",
+    "hard",
+    "direct",
+    "mc",
+    "distractor",
+    "cot",
+]
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +39,19 @@ def plan():
 def compiled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Every config at a small length (one length each) and a few depths, both haystacks' worth."""
     out = tmp_path_factory.mktemp("nolima") / "out"
-    compile_spec(SPECS / "nolima.yaml", out, CompileOptions(
-        select={"length": {"250", "1000", "4000", "8000", "64000"}, "depth": {"0", "48", "100"},
-                "haystack": {"h0", "h3"}},
-        progress=False, jobs=2))
+    compile_spec(
+        SPECS / "nolima.yaml",
+        out,
+        CompileOptions(
+            select={
+                "length": {"250", "1000", "4000", "8000", "64000"},
+                "depth": {"0", "48", "100"},
+                "haystack": {"h0", "h3"},
+            },
+            progress=False,
+            jobs=2,
+        ),
+    )
     return out
 
 
@@ -52,7 +72,7 @@ def test_needle_set_matches_the_papers_design(plan) -> None:
             for w_q in filter(None, (pair.one_hop, pair.two_hop)):
                 shared = set(map(str.lower, tokenize(pair.w_n))) & set(map(str.lower, tokenize(w_q)))
                 assert not shared, f"{pair.id}: W_n and W_q share {shared}"
-    from needlec.compiler.needles import needle_kind
+    from needlec.kinds.base import needle_kind
 
     cases = needle_kind(needle).cases()
     assert len(cases) == 58
@@ -61,7 +81,7 @@ def test_needle_set_matches_the_papers_design(plan) -> None:
 
 
 def test_main_grid_is_the_papers(plan) -> None:
-    from needlec.compiler.needles import needle_kind
+    from needlec.kinds.base import needle_kind
 
     main = plan.config("main")
     assert main.spec.grid.length_points() == [250, 500, 1000, 2000, 4000, 8000, 16000, 32000]
@@ -77,8 +97,7 @@ def test_every_config_loads_with_datasets(compiled: Path, tmp_path: Path) -> Non
     import datasets
 
     for config in CONFIGS:
-        ds = datasets.load_dataset(str(compiled), name=config, split="cl100k_base",
-                                   cache_dir=str(tmp_path / "cache"))
+        ds = datasets.load_dataset(str(compiled), name=config, split="cl100k_base", cache_dir=str(tmp_path / "cache"))
         assert len(ds) > 0 and ds[0]["config"] == config
 
 
@@ -87,18 +106,18 @@ def test_contracts_hold(compiled: Path) -> None:
     for config in CONFIGS:
         for item in rows(compiled, config):
             span = item["context_span"]
-            context = item["messages"][span["message"]]["content"][span["start"]:span["end"]]
+            context = item["messages"][span["message"]]["content"][span["start"] : span["end"]]
             assert tokenizer.count(context) == item["context_tokens"] == item["context_length"]
             needle = item["needles"][0]
-            assert context[needle["char_offset"]:].startswith(needle["text"])
-            assert tokenizer.count(context[:needle["char_offset"]]) == needle["token_offset"]
+            assert context[needle["char_offset"] :].startswith(needle["text"])
+            assert tokenizer.count(context[: needle["char_offset"]]) == needle["token_offset"]
 
 
 def test_answer_and_w_q_absent_outside_the_needle(compiled: Path) -> None:
     """Re-checked here from the output alone, independently of the compiler's own check."""
     for item in rows(compiled, "main") + rows(compiled, "distractor"):
         span = item["context_span"]
-        context = item["messages"][span["message"]]["content"][span["start"]:span["end"]]
+        context = item["messages"][span["message"]]["content"][span["start"] : span["end"]]
         for inserted in item["needles"] + item.get("distractors", []):
             context = context.replace(inserted["text"], " ")
         for term in (item["answers"][0], item["values"]["w_q"]):
@@ -150,8 +169,11 @@ def test_budget_violation_fails_with_a_report(tmp_path: Path) -> None:
     from needlec.errors import ContractError
 
     spec = tmp_path / "strict.yaml"
-    spec.write_text(f"extends: {SPECS / 'nolima.yaml'}\nvariants: null\nneedle: {{question_mode: direct}}\n"
-                    "grid: {lengths: [500], depths: [50]}\nhaystack: {builder: {count: 1}}\n", encoding="utf-8")
+    spec.write_text(
+        f"extends: {SPECS / 'nolima.yaml'}\nvariants: null\nneedle: {{question_mode: direct}}\n"
+        "grid: {lengths: [500], depths: [50]}\nhaystack: {builder: {count: 1}}\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ContractError) as caught:
         compile_spec(spec, tmp_path / "out", CompileOptions(progress=False))
     report = str(caught.value)
@@ -160,14 +182,17 @@ def test_budget_violation_fails_with_a_report(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(("question", "reference", "expected"), [
-    ("北京是中国的首都", "北京是中国的首都", 1.0),
-    ("北京是中国的首都", "上海是一个城市", 1 / 8),  # only 是 is shared
-    ("दिल्ली भारत की राजधानी है", "दिल्ली भारत की राजधानी है", 1.0),
-    ("दिल्ली भारत की राजधानी है", "मुंबई एक बड़ा शहर है", 1 / 5),
-    ("القاهرة عاصمة مصر", "القاهرة عاصمة مصر", 1.0),
-    ("القاهرة عاصمة مصر", "الرياض مدينة كبيرة", 0.0),
-])
+@pytest.mark.parametrize(
+    ("question", "reference", "expected"),
+    [
+        ("北京是中国的首都", "北京是中国的首都", 1.0),
+        ("北京是中国的首都", "上海是一个城市", 1 / 8),  # only 是 is shared
+        ("दिल्ली भारत की राजधानी है", "दिल्ली भारत की राजधानी है", 1.0),
+        ("दिल्ली भारत की राजधानी है", "मुंबई एक बड़ा शहर है", 1 / 5),
+        ("القاهرة عاصمة مصر", "القاهرة عاصمة مصر", 1.0),
+        ("القاهرة عاصمة مصر", "الرياض مدينة كبيرة", 0.0),
+    ],
+)
 def test_overlap_tokenizer_keeps_non_latin_scripts(question: str, reference: str, expected: float) -> None:
     assert precision(question, reference)["rouge1"] == pytest.approx(expected, abs=1e-6)
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from needlec.compiler.haystack import Haystack, HaystackIndex
-from needlec.compiler.placement import MARGIN_TOKENS, Counter, place
+from needlec.haystacks.index import Haystack, HaystackIndex
+from needlec.placement.engine import MARGIN_TOKENS, Counter, place
 
 NEEDLES = [
     "The blue heron in the orchard answers only to the name Captain Pickles.",
@@ -33,7 +33,7 @@ def strip_inserts(context: str, placement) -> str:
         spans.append((offset, len(ins.text)))
         cursor_shift += len(ins.text)
     for offset, length in reversed(spans):
-        out = out[:offset] + out[offset + length:]
+        out = out[:offset] + out[offset + length :]
     return out
 
 
@@ -45,8 +45,9 @@ def strip_inserts(context: str, placement) -> str:
     start_choice=st.integers(min_value=0, max_value=500),
     needle_pick=st.lists(st.integers(min_value=0, max_value=2), min_size=3, max_size=3),
 )
-def test_placement_is_exact(index: HaystackIndex, length: int, depths: list[float], snap: str,
-                            start_choice: int, needle_pick: list[int]) -> None:
+def test_placement_is_exact(
+    index: HaystackIndex, length: int, depths: list[float], snap: str, start_choice: int, needle_pick: list[int]
+) -> None:
     tokenizer = index.tokenizer
     needles = [NEEDLES[needle_pick[i]] for i in range(len(depths))]
     start = index.boundaries("sentence")[start_choice]
@@ -55,19 +56,20 @@ def test_placement_is_exact(index: HaystackIndex, length: int, depths: list[floa
     if length < minimum:
         length += minimum
     counter = Counter(index)
-    placement = place(index, counter, start=start, target=length, needles=needles, depths=depths,
-                      snap=snap, joiner=joiner)
+    placement = place(
+        index, counter, start=start, target=length, needles=needles, depths=depths, snap=snap, joiner=joiner
+    )
     context = placement.context(index.text)
 
     # exact length, and every recorded offset re-encodes to what was recorded
     assert tokenizer.count(context) == length == placement.context_tokens
     for i, needle in enumerate(needles):
         offset = placement.needle_chars[i]
-        assert context[offset:offset + len(needle)] == needle
+        assert context[offset : offset + len(needle)] == needle
         assert tokenizer.count(context[:offset]) == placement.needle_tokens[i]
 
     # haystack text outside the needles is unchanged
-    assert strip_inserts(context, placement) == index.text[placement.start:placement.end]
+    assert strip_inserts(context, placement) == index.text[placement.start : placement.end]
 
     # needles sit on the requested boundaries (or at the very end of the context)
     if snap != "none":
@@ -75,16 +77,16 @@ def test_placement_is_exact(index: HaystackIndex, length: int, depths: list[floa
         assert all(ins.pos in bounds for ins in placement.inserts)
 
     # same inputs, same placement
-    again = place(index, counter, start=start, target=length, needles=needles, depths=depths,
-                  snap=snap, joiner=joiner)
+    again = place(index, counter, start=start, target=length, needles=needles, depths=depths, snap=snap, joiner=joiner)
     assert again == placement
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(length=st.integers(min_value=2_000, max_value=64_000), depth=st.floats(min_value=0, max_value=100))
 def test_depth_close_to_target_without_snapping(index: HaystackIndex, length: int, depth: float) -> None:
-    placement = place(index, Counter(index), start=0, target=length, needles=[NEEDLES[0]],
-                      depths=[depth], snap="none", joiner="")
+    placement = place(
+        index, Counter(index), start=0, target=length, needles=[NEEDLES[0]], depths=[depth], snap="none", joiner=""
+    )
     needle_tokens = index.tokenizer.count(NEEDLES[0])
     # without snapping, only the needle's own length (at 100%) and seam tokens move it
     slack = 100.0 * (needle_tokens + 2 * MARGIN_TOKENS) / length
@@ -93,13 +95,21 @@ def test_depth_close_to_target_without_snapping(index: HaystackIndex, length: in
 
 def test_sentence_snapping_never_splits_a_sentence(index: HaystackIndex) -> None:
     for depth in (0, 7.5, 33, 50, 91, 100):
-        placement = place(index, Counter(index), start=0, target=3000, needles=[NEEDLES[1]],
-                          depths=[depth], snap="sentence", joiner=" ")
+        placement = place(
+            index,
+            Counter(index),
+            start=0,
+            target=3000,
+            needles=[NEEDLES[1]],
+            depths=[depth],
+            snap="sentence",
+            joiner=" ",
+        )
         context = placement.context(index.text)
         offset = placement.needle_chars[0]
         before = context[:offset].rstrip()
-        after = context[offset + len(NEEDLES[1]):].lstrip()
-        assert before == "" or before[-1] in '.!?"\'”’)]'
+        after = context[offset + len(NEEDLES[1]) :].lstrip()
+        assert before == "" or before[-1] in ".!?\"'”’)]"
         assert after == "" or after[0].isupper() or not after[0].isalpha()
 
 
@@ -107,18 +117,31 @@ def test_full_reencode_fallback_is_exact(index: HaystackIndex) -> None:
     """A tokenizer without the locality property is counted by full re-encoding, still exactly."""
     slow = HaystackIndex(index.haystack, index.text[:60_000], 1, index.tokenizer)
     slow.local = False
-    placement = place(slow, Counter(slow), start=0, target=2500, needles=[NEEDLES[0]], depths=[40],
-                      snap="sentence", joiner=" ")
+    placement = place(
+        slow, Counter(slow), start=0, target=2500, needles=[NEEDLES[0]], depths=[40], snap="sentence", joiner=" "
+    )
     assert index.tokenizer.count(placement.context(slow.text)) == 2500
     fast = HaystackIndex(index.haystack, index.text[:60_000], 1, index.tokenizer)
-    assert place(fast, Counter(fast), start=0, target=2500, needles=[NEEDLES[0]], depths=[40],
-                 snap="sentence", joiner=" ") == placement
+    assert (
+        place(fast, Counter(fast), start=0, target=2500, needles=[NEEDLES[0]], depths=[40], snap="sentence", joiner=" ")
+        == placement
+    )
 
 
 def test_prompt_counting_includes_prefix_and_suffix(index: HaystackIndex) -> None:
     prefix, suffix = "Read this:\n<doc>\n", "\n</doc>\nWhat is the heron called?"
-    placement = place(index, Counter(index), start=0, target=5000, needles=[NEEDLES[0]], depths=[60],
-                      snap="sentence", joiner=" ", prefix=prefix, suffix=suffix)
+    placement = place(
+        index,
+        Counter(index),
+        start=0,
+        target=5000,
+        needles=[NEEDLES[0]],
+        depths=[60],
+        snap="sentence",
+        joiner=" ",
+        prefix=prefix,
+        suffix=suffix,
+    )
     context = placement.context(index.text)
     assert index.tokenizer.count(prefix + context + suffix) == 5000
     assert index.tokenizer.count(context) == placement.context_tokens

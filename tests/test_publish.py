@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
+from needlec.publish.card import card_problems, schema_problems, split_front_matter
+from needlec.publish.verify import download, parse_remote, read_sums, verify_dataset
 
 from needlec.errors import OutputError
-from needlec.publish import publish, write_release
-from needlec.publish_card import card_problems, schema_problems, split_front_matter
-from needlec.publish_verify import download, parse_remote, read_sums, verify_dataset
+from needlec.publish.release import publish, write_release
 
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
 
@@ -176,9 +176,13 @@ def test_publish_refuses_a_damaged_dataset(small_niah: Path, tmp_path: Path) -> 
 
 
 def test_card_rules_reject_bad_split_names_and_missing_metadata() -> None:
-    meta = {"license": "cc-by-4.0", "language": ["en"], "task_categories": ["question-answering"],
-            "size_categories": ["n<1K"],
-            "configs": [{"config_name": "a", "default": True, "data_files": [{"split": "my-tok", "path": "x"}]}]}
+    meta = {
+        "license": "cc-by-4.0",
+        "language": ["en"],
+        "task_categories": ["question-answering"],
+        "size_categories": ["n<1K"],
+        "configs": [{"config_name": "a", "default": True, "data_files": [{"split": "my-tok", "path": "x"}]}],
+    }
     assert any("my-tok" in p for p in card_problems(meta))
     del meta["license"]
     assert any("license" in p for p in card_problems(meta))
@@ -274,12 +278,15 @@ def test_download_from_the_hub_fails_cleanly_offline(tmp_path: Path) -> None:
     assert not (tmp_path / "dl").exists()
 
 
-@pytest.mark.parametrize(("source", "expected"), [
-    ("hf://org/name", ("org", "name", None)),
-    ("hf://org/name@v1.0", ("org", "name", "v1.0")),
-    ("https://huggingface.co/datasets/org/name", ("org", "name", None)),
-    ("https://huggingface.co/datasets/org/name/tree/main", ("org", "name", "main")),
-])
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("hf://org/name", ("org", "name", None)),
+        ("hf://org/name@v1.0", ("org", "name", "v1.0")),
+        ("https://huggingface.co/datasets/org/name", ("org", "name", None)),
+        ("https://huggingface.co/datasets/org/name/tree/main", ("org", "name", "main")),
+    ],
+)
 def test_hub_addresses_are_parsed(source: str, expected: tuple[str, str, str | None]) -> None:
     assert parse_remote(source) == (f"{expected[0]}/{expected[1]}", expected[2])
 
@@ -295,15 +302,21 @@ def test_release_carries_the_filter_audit(tmp_path: Path) -> None:
     """The card links the filter audit, so a release must hold it and checksum it."""
     from conftest import SPECS
 
-    from needlec.compiler.pipeline import CompileOptions, compile_spec
+    from needlec.compile.pipeline import CompileOptions, compile_spec
 
-    (tmp_path / "hay.txt").write_text("The gardener waters the roses at dawn. A yellow tram rattles past "
-                                      "the square. Bread is baked before sunrise.\n" * 40, encoding="utf-8")
+    (tmp_path / "hay.txt").write_text(
+        "The gardener waters the roses at dawn. A yellow tram rattles past "
+        "the square. Bread is baked before sunrise.\n" * 40,
+        encoding="utf-8",
+    )
     spec = tmp_path / "filtered.yaml"
-    spec.write_text(f"extends: {SPECS / 'niah.yaml'}\nvariants: null\ntokenizers: [cl100k_base]\n"
-                    "haystack:\n  sources:\n    - type: files\n      paths: [hay.txt]\n"
-                    "      filters: [{type: literal_terms, from_spec: [answers]}]\n"
-                    "grid: {lengths: [500], depths: [50]}\n", encoding="utf-8")
+    spec.write_text(
+        f"extends: {SPECS / 'niah.yaml'}\nvariants: null\ntokenizers: [cl100k_base]\n"
+        "haystack:\n  sources:\n    - type: files\n      paths: [hay.txt]\n"
+        "      filters: [{type: literal_terms, from_spec: [answers]}]\n"
+        "grid: {lengths: [500], depths: [50]}\n",
+        encoding="utf-8",
+    )
     compiled = tmp_path / "compiled"
     compile_spec(spec, compiled, CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
     audit = sorted(p.relative_to(compiled).as_posix() for p in (compiled / "audit").rglob("*") if p.is_file())

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from needlec.compiler.loader import load_file, merge_documents
-from needlec.compiler.spec import json_schema
+from needlec.spec.loader import load_file, merge_documents
+from needlec.spec.models import json_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = ROOT / "schema" / "spec.schema.json"
@@ -34,8 +34,9 @@ def validator(committed: dict[str, Any]) -> jsonschema.Draft202012Validator:
 def test_committed_schema_matches_code(committed: dict[str, Any]) -> None:
     current = json.loads(json.dumps(json_schema()))
     assert committed == current, (
-        f"schema/spec.schema.json is out of date with needlec.compiler.spec.json_schema(); "
-        f"regenerate it with `{REGENERATE}` and commit the result")
+        f"schema/spec.schema.json is out of date with needlec.spec.models.json_schema(); "
+        f"regenerate it with `{REGENERATE}` and commit the result"
+    )
 
 
 def test_schema_declares_draft_2020_12(committed: dict[str, Any]) -> None:
@@ -63,8 +64,7 @@ def test_there_are_specs_to_check() -> None:
 def test_every_spec_validates_against_the_schema(path: Path, validator: jsonschema.Draft202012Validator) -> None:
     for label, data in _documents(path):
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        shown = "\n".join(f"  {'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
-                          for e in errors)
+        shown = "\n".join(f"  {'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}" for e in errors)
         assert not errors, f"{path.name} ({label}) does not validate against the schema:\n{shown}"
 
 
@@ -100,8 +100,9 @@ def test_every_property_has_a_description(committed: dict[str, Any]) -> None:
     found = list(_properties(committed, "#"))
     assert len(found) > 50, "the walk found too few properties; has the schema layout changed?"
     assert {"$defs", "properties"} <= set(committed)
-    missing = [path for path, prop in found
-               if not isinstance(prop.get("description"), str) or not prop["description"].strip()]
+    missing = [
+        path for path, prop in found if not isinstance(prop.get("description"), str) or not prop["description"].strip()
+    ]
     assert not missing, "properties without a description (add one to the Field):\n  " + "\n  ".join(missing)
 
 

@@ -16,13 +16,13 @@ import yaml
 from site_support import ROOT, SITE, SPECS, built_site, copy_project
 
 from needlec.cli import build_parser
-from needlec.compiler.spec import json_schema
 from needlec.errors import NeedlecError
 from needlec.site.benchmark_page import filters_block, overlap_section
 from needlec.site.build import SiteOptions, build_site, run_mkdocs
 from needlec.site.cli_help import help_texts
 from needlec.site.markdown import cell, md_cell, value_block
 from needlec.site.reference import sections, walk_models
+from needlec.spec.models import json_schema
 
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
 GUIDE = SITE / "docs" / "guides" / "authoring.md"
@@ -48,8 +48,17 @@ def test_every_shipped_spec_has_a_full_page(site: tuple[Path, Any]) -> None:
     for name, title in _names():
         page = (project / "docs" / "generated" / "benchmarks" / f"{name}.md").read_text(encoding="utf-8")
         assert page.startswith(f"# {title}\n")
-        for heading in ("## Grid", "## Distributions", "## Needles and questions", "## Prompt templates",
-                        "## Haystack", "### Filters", "## Lexical overlap", "## Sample items", "## Get the data"):
+        for heading in (
+            "## Grid",
+            "## Distributions",
+            "## Needles and questions",
+            "## Prompt templates",
+            "## Haystack",
+            "### Filters",
+            "## Lexical overlap",
+            "## Sample items",
+            "## Get the data",
+        ):
             assert f"\n{heading}\n" in page, f"{name}: no {heading}"
         for plot in ("lengths.svg", "depths.svg"):
             assert f"]({name}/{plot})" in page
@@ -93,15 +102,24 @@ def test_generated_pages_are_deterministic(site: tuple[Path, Any], tmp_path: Pat
     project, _ = site
     other = copy_project(tmp_path / "site")
     niah = next(s for s in SPECS if s.name == "niah.yaml")
-    result = subprocess.run([NEEDLEC, "site", "build", str(niah), "--project", str(other), "--pages-only", "-q"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [NEEDLEC, "site", "build", str(niah), "--project", str(other), "--pages-only", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "generated pages for 1 benchmark(s) (niah)" in result.stdout
     assert not (other / "site").exists()
     ours = other / "docs" / "generated"
     theirs = project / "docs" / "generated"
-    for relative in ("benchmarks/niah.md", "benchmarks/niah/lengths.svg", "benchmarks/niah/depths.svg",
-                     "reference/spec-fields.md", "reference/cli-help.md"):
+    for relative in (
+        "benchmarks/niah.md",
+        "benchmarks/niah/lengths.svg",
+        "benchmarks/niah/depths.svg",
+        "reference/spec-fields.md",
+        "reference/cli-help.md",
+    ):
         assert (ours / relative).read_bytes() == (theirs / relative).read_bytes(), relative
 
 
@@ -116,8 +134,9 @@ def test_a_compiled_dataset_can_be_described(small_niah: Path, tmp_path: Path) -
         for entry in info["files"]:
             assert f"| `{entry['path']}` |" in page and f"`{entry['sha256']}`" in page
     with pytest.raises(NeedlecError, match="no such spec"):
-        build_site([niah], SiteOptions(project=project, datasets=[small_niah, _renamed(small_niah, tmp_path)],
-                                       build=False))
+        build_site(
+            [niah], SiteOptions(project=project, datasets=[small_niah, _renamed(small_niah, tmp_path)], build=False)
+        )
 
 
 def _renamed(dataset: Path, tmp_path: Path) -> Path:
@@ -194,8 +213,10 @@ def test_site_build_reports_a_missing_project(tmp_path: Path) -> None:
 
 def _guide_blocks(kind: str) -> list[tuple[str, str]]:
     text = GUIDE.read_text(encoding="utf-8")
-    return [(m.group(1) or "", m.group(2)) for m in
-            re.finditer(rf'```{kind}(?: title="([^"]+)")?\n(.*?)```', text, flags=re.DOTALL)]
+    return [
+        (m.group(1) or "", m.group(2))
+        for m in re.finditer(rf'```{kind}(?: title="([^"]+)")?\n(.*?)```', text, flags=re.DOTALL)
+    ]
 
 
 def test_authoring_guide_is_followed(tmp_path: Path) -> None:
@@ -206,19 +227,24 @@ def test_authoring_guide_is_followed(tmp_path: Path) -> None:
     assert [t for t, _ in files] == ["specs/lighthouse.yaml", "specs/niah-short.yaml"]
     for title, body in files:
         (tmp_path / title).write_text(body, encoding="utf-8")
-    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets"),
-           "HF_HUB_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "HF_HOME": str(tmp_path / "hf"),
+        "HF_DATASETS_CACHE": str(tmp_path / "hf-datasets"),
+        "HF_HUB_OFFLINE": "1",
+    }
     ran = 0
     for _, block in _guide_blocks("console"):
         lines = block.splitlines()
         for i, line in enumerate(lines):
             if not line.startswith("$ needlec "):
                 continue
-            args = line[len("$ needlec "):].split()
-            result = subprocess.run([NEEDLEC, *args], cwd=tmp_path, capture_output=True, text=True, env=env,
-                                    timeout=300)
+            args = line[len("$ needlec ") :].split()
+            result = subprocess.run(
+                [NEEDLEC, *args], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300
+            )
             assert result.returncode == 0, f"{line}\n{result.stderr}"
-            expected = [x for x in lines[i + 1:] if x][:1]
+            expected = [x for x in lines[i + 1 :] if x][:1]
             if expected and not expected[0].startswith("$"):
                 assert expected[0] in result.stdout.splitlines(), f"{line}: expected {expected[0]!r}"
             ran += 1
@@ -226,7 +252,8 @@ def test_authoring_guide_is_followed(tmp_path: Path) -> None:
     assert (tmp_path / "build" / "lighthouse" / "manifest.json").is_file()
     python = [body for _, body in _guide_blocks("python")]
     assert len(python) == 1
-    result = subprocess.run([sys.executable, "-c", python[0]], cwd=tmp_path, capture_output=True, text=True,
-                            env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", python[0]], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("lighthouse/two/cl100k_base/1000/0/")

@@ -21,8 +21,15 @@ import yaml
 from site_support import ROOT, SPECS, built_site
 
 ARTIFACTS = ROOT / "test-artifacts"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--window-size=1280,2000"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--window-size=1280,2000",
+]
 WAIT = 30
 
 
@@ -134,8 +141,10 @@ def test_benchmark_page_shows_plots_and_sample_items(browser: Any, server: str) 
     assert len(plots) == 2
     for plot in plots:
         browser.execute_script("arguments[0].scrollIntoView();", plot)
-        _wait(browser, lambda d, p=plot: d.execute_script(
-            "return arguments[0].complete && arguments[0].naturalWidth > 200", p))
+        _wait(
+            browser,
+            lambda d, p=plot: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 200", p),
+        )
         assert plot.get_attribute("src").endswith(".svg")
     samples = browser.find_elements(By.CSS_SELECTOR, "details.needlec-sample")
     assert len(samples) >= 1

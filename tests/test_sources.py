@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from needlec.errors import SourceError
-from needlec.sources import SourceContext, SourceText
-from needlec.sources.builtin import BuiltinSource, load_builtin
-from needlec.sources.files import FilesSource, load_files
-from needlec.sources.url import UrlSource, load_url
+from needlec.haystacks.sources import SourceContext, SourceText
+from needlec.haystacks.sources.builtin import BuiltinSource, load_builtin
+from needlec.haystacks.sources.files import FilesSource, load_files
+from needlec.haystacks.sources.url import UrlSource, load_url
 
 
 def load_from(spec_dir: Path, *paths: str, **options: str) -> SourceText:
@@ -33,15 +33,20 @@ def test_files_reads_txt_md_and_jsonl(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("Plain text.\r\nSecond line.\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("\ufeff# Title\n\nMarkdown body.\n", encoding="utf-8")
     (tmp_path / "c.jsonl").write_text(
-        json.dumps({"body": "First record.", "id": 1}) + "\n\n"
-        + json.dumps({"body": "Second record."}) + "\n", encoding="utf-8")
+        json.dumps({"body": "First record.", "id": 1}) + "\n\n" + json.dumps({"body": "Second record."}) + "\n",
+        encoding="utf-8",
+    )
     (tmp_path / "ignored.csv").write_text("not,a,haystack\n", encoding="utf-8")
 
     source = load_from(tmp_path, "*", field="body")
 
     assert [d.id for d in source.documents] == ["a.txt", "b.md", "c.jsonl:1", "c.jsonl:3"]
     assert [d.text for d in source.documents] == [
-        "Plain text.\nSecond line.\n", "# Title\n\nMarkdown body.\n", "First record.", "Second record."]
+        "Plain text.\nSecond line.\n",
+        "# Title\n\nMarkdown body.\n",
+        "First record.",
+        "Second record.",
+    ]
     assert source.describe()["documents"] == 4
     assert len(source.sha256) == 64
 

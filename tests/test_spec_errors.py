@@ -58,8 +58,14 @@ class Result:
 
 def needlec(*args: str | Path, cwd: Path) -> Result:
     env = {**os.environ, "NEEDLEC_CACHE_DIR": str(cwd / "cache")}
-    proc = subprocess.run([sys.executable, "-m", "needlec.cli", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "needlec.cli", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -103,42 +109,92 @@ class Case:
 
 
 CASES = [
-    Case("unknown-top-level-key", edit("grid:\n", "grdi:\n"), "grdi:",
-         ("unknown key 'grdi'", "Did you mean 'grid'?")),
-    Case("unknown-nested-key", edit("  lengths: [200, 400]", "  lenghts: [200, 400]"), "lenghts:",
-         ("grid.lenghts: unknown key 'lenghts'", "Did you mean 'lengths'?")),
-    Case("wrong-type-seed", edit("seed: 7", "seed: abc"), "seed: abc",
-         ("seed:", "valid integer", "'abc'")),
-    Case("wrong-type-repeats", edit("  repeats: 1", "  repeats: many"), "repeats: many",
-         ("grid.repeats:", "valid integer", "'many'")),
-    Case("unknown-source-type", edit("    - type: builtin\n      books: [Ruth]",
-                                     "    - type: file\n      paths: [a.txt]"), "- type: file",
-         ("unknown type 'file'", "Did you mean 'files'?")),
-    Case("files-source-matches-nothing", edit("    - type: builtin\n      books: [Ruth]",
-                                              "    - type: files\n      paths: [haystacks/*.txt]"),
-         "- type: files", ("haystack.sources[0]", "'haystacks/*.txt' matched no")),
-    Case("needle-template-syntax-error", edit("The magic word is banana.", "The magic word is {{ word."),
-         "{{ word.", ("needle.needles[0]", "template syntax error")),
-    Case("question-unknown-variable", edit("What is the magic word?", "What is the {{ magic }} word?"),
-         "{{ magic }}", ("needle.question", "'magic' is undefined")),
-    Case("prompt-unknown-variable", edit("    {{ question }}", "    {{ questoin }}"), "  user: |-",
-         ("prompt.user", "'questoin' is undefined")),
-    Case("prompt-system-unknown-variable", edit("  system: You answer from the document only.",
-                                                "  system: You are {{ persona }}."), "  system:",
-         ("prompt.system", "'persona' is undefined")),
-    Case("context-missing-from-user-template", edit("    {{ context }}\n", "    (no document)\n"),
-         "  user: |-", ("prompt.user", "{{ context }}")),
-    Case("context-twice-in-user-template", edit("    {{ question }}", "    {{ question }} {{ context }}"),
-         "  user: |-", ("prompt.user", "exactly once")),
-    Case("duplicate-key", edit("seed: 7\n", "seed: 7\nseed: 8\n"), "seed: 8",
-         ("duplicate key 'seed'", "first defined at line 3")),
-    Case("duplicate-nested-key", edit("  answers: [banana]", "  answers: [banana]\n  question: Again?"),
-         "question: Again?", ("needle.question", "duplicate key 'question'")),
-    Case("yaml-syntax-unclosed-flow", edit("  depths: [0, 50, 100]", "  depths: [0, 50, 100"),
-         "  repeats: 1", ("not valid YAML/JSON",)),
-    Case("yaml-syntax-bad-indent", edit("  question: What is the magic word?",
-                                        "   question: What is the magic word?"),
-         "   question:", ("not valid YAML/JSON",)),
+    Case("unknown-top-level-key", edit("grid:\n", "grdi:\n"), "grdi:", ("unknown key 'grdi'", "Did you mean 'grid'?")),
+    Case(
+        "unknown-nested-key",
+        edit("  lengths: [200, 400]", "  lenghts: [200, 400]"),
+        "lenghts:",
+        ("grid.lenghts: unknown key 'lenghts'", "Did you mean 'lengths'?"),
+    ),
+    Case("wrong-type-seed", edit("seed: 7", "seed: abc"), "seed: abc", ("seed:", "valid integer", "'abc'")),
+    Case(
+        "wrong-type-repeats",
+        edit("  repeats: 1", "  repeats: many"),
+        "repeats: many",
+        ("grid.repeats:", "valid integer", "'many'"),
+    ),
+    Case(
+        "unknown-source-type",
+        edit("    - type: builtin\n      books: [Ruth]", "    - type: file\n      paths: [a.txt]"),
+        "- type: file",
+        ("unknown type 'file'", "Did you mean 'files'?"),
+    ),
+    Case(
+        "files-source-matches-nothing",
+        edit("    - type: builtin\n      books: [Ruth]", "    - type: files\n      paths: [haystacks/*.txt]"),
+        "- type: files",
+        ("haystack.sources[0]", "'haystacks/*.txt' matched no"),
+    ),
+    Case(
+        "needle-template-syntax-error",
+        edit("The magic word is banana.", "The magic word is {{ word."),
+        "{{ word.",
+        ("needle.needles[0]", "template syntax error"),
+    ),
+    Case(
+        "question-unknown-variable",
+        edit("What is the magic word?", "What is the {{ magic }} word?"),
+        "{{ magic }}",
+        ("needle.question", "'magic' is undefined"),
+    ),
+    Case(
+        "prompt-unknown-variable",
+        edit("    {{ question }}", "    {{ questoin }}"),
+        "  user: |-",
+        ("prompt.user", "'questoin' is undefined"),
+    ),
+    Case(
+        "prompt-system-unknown-variable",
+        edit("  system: You answer from the document only.", "  system: You are {{ persona }}."),
+        "  system:",
+        ("prompt.system", "'persona' is undefined"),
+    ),
+    Case(
+        "context-missing-from-user-template",
+        edit("    {{ context }}\n", "    (no document)\n"),
+        "  user: |-",
+        ("prompt.user", "{{ context }}"),
+    ),
+    Case(
+        "context-twice-in-user-template",
+        edit("    {{ question }}", "    {{ question }} {{ context }}"),
+        "  user: |-",
+        ("prompt.user", "exactly once"),
+    ),
+    Case(
+        "duplicate-key",
+        edit("seed: 7\n", "seed: 7\nseed: 8\n"),
+        "seed: 8",
+        ("duplicate key 'seed'", "first defined at line 3"),
+    ),
+    Case(
+        "duplicate-nested-key",
+        edit("  answers: [banana]", "  answers: [banana]\n  question: Again?"),
+        "question: Again?",
+        ("needle.question", "duplicate key 'question'"),
+    ),
+    Case(
+        "yaml-syntax-unclosed-flow",
+        edit("  depths: [0, 50, 100]", "  depths: [0, 50, 100"),
+        "  repeats: 1",
+        ("not valid YAML/JSON",),
+    ),
+    Case(
+        "yaml-syntax-bad-indent",
+        edit("  question: What is the magic word?", "   question: What is the magic word?"),
+        "   question:",
+        ("not valid YAML/JSON",),
+    ),
 ]
 
 
@@ -187,11 +243,22 @@ def test_schema_problems_are_all_reported_at_once(tmp_path: Path) -> None:
 
     result = needlec("validate", "spec.yaml", cwd=tmp_path)
 
-    where = [f"spec.yaml:{line_of(text, marker)}:" for marker in
-             ("seed: abc", "lenghts:", "- type: bultin", "bogus: 1")]
-    assert_reported(result, where, [
-        "seed:", "'abc'", "unknown key 'lenghts'", "Did you mean 'lengths'?",
-        "unknown type 'bultin'", "Did you mean 'builtin'?", "unknown key 'bogus'"])
+    where = [
+        f"spec.yaml:{line_of(text, marker)}:" for marker in ("seed: abc", "lenghts:", "- type: bultin", "bogus: 1")
+    ]
+    assert_reported(
+        result,
+        where,
+        [
+            "seed:",
+            "'abc'",
+            "unknown key 'lenghts'",
+            "Did you mean 'lengths'?",
+            "unknown type 'bultin'",
+            "Did you mean 'builtin'?",
+            "unknown key 'bogus'",
+        ],
+    )
     assert "spec is invalid (" in result.stderr
     assert "problems):" in result.stderr
 
@@ -203,27 +270,38 @@ def test_duplicate_keys_are_all_reported_at_once(tmp_path: Path) -> None:
 
     result = needlec("validate", "spec.yaml", cwd=tmp_path)
 
-    assert_reported(result, [f"spec.yaml:{line_of(text, 'seed: 8')}:",
-                             f"spec.yaml:{line_of(text, 'repeats: 2')}:"],
-                    ["duplicate key 'seed'", "duplicate key 'repeats'", "(2 problems)"])
+    assert_reported(
+        result,
+        [f"spec.yaml:{line_of(text, 'seed: 8')}:", f"spec.yaml:{line_of(text, 'repeats: 2')}:"],
+        ["duplicate key 'seed'", "duplicate key 'repeats'", "(2 problems)"],
+    )
 
 
 def test_source_and_prompt_problems_are_reported_together(tmp_path: Path) -> None:
-    text = edit("    - type: builtin\n      books: [Ruth]",
-                "    - type: files\n      paths: [missing/*.txt]\n    - type: files\n      paths: [none/*.md]")
+    text = edit(
+        "    - type: builtin\n      books: [Ruth]",
+        "    - type: files\n      paths: [missing/*.txt]\n    - type: files\n      paths: [none/*.md]",
+    )
     text = edit("    {{ context }}\n", "    (no document)\n", text)
     (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
 
     for command in ("validate", "compile"):
         result = run_command(command, "spec.yaml", tmp_path)
-        assert_reported(result, [f"spec.yaml:{line_of(text, 'paths: [missing')  - 1}:",
-                                 f"spec.yaml:{line_of(text, 'paths: [none') - 1}:",
-                                 f"spec.yaml:{line_of(text, '  user: |-')}:"],
-                        ["haystack.sources[0]", "haystack.sources[1]", "prompt.user", "(3 problems)"])
+        assert_reported(
+            result,
+            [
+                f"spec.yaml:{line_of(text, 'paths: [missing') - 1}:",
+                f"spec.yaml:{line_of(text, 'paths: [none') - 1}:",
+                f"spec.yaml:{line_of(text, '  user: |-')}:",
+            ],
+            ["haystack.sources[0]", "haystack.sources[1]", "prompt.user", "(3 problems)"],
+        )
 
 
 def test_every_variant_is_checked(tmp_path: Path) -> None:
-    text = BASE + """\
+    text = (
+        BASE
+        + """\
 variants:
   size:
     small: {}
@@ -236,13 +314,16 @@ variants:
       prompt:
         sytem: Be fancy.
 """
+    )
     (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
 
     result = needlec("validate", "spec.yaml", cwd=tmp_path)
 
-    assert_reported(result, [f"spec.yaml:{line_of(text, 'repeats: lots')}:",
-                             f"spec.yaml:{line_of(text, 'sytem:')}:"],
-                    ["grid.repeats:", "'lots'", "unknown key 'sytem'", "Did you mean 'system'?"])
+    assert_reported(
+        result,
+        [f"spec.yaml:{line_of(text, 'repeats: lots')}:", f"spec.yaml:{line_of(text, 'sytem:')}:"],
+        ["grid.repeats:", "'lots'", "unknown key 'sytem'", "Did you mean 'system'?"],
+    )
     # each problem is reported once, although it occurs in two of the four configs
     assert result.stderr.count("'lots'") == 1
     assert result.stderr.count("unknown key 'sytem'") == 1
@@ -269,15 +350,15 @@ variants:
     bad = good.replace("{{ code }}", "{{ cod }}").replace("  lengths: [1000]", "  lenghts: [1000]")
     (tmp_path / "child.yaml").write_text(bad, encoding="utf-8")
     result = needlec("validate", "child.yaml", cwd=tmp_path)
-    assert_reported(result, [f"child.yaml:{line_of(bad, 'lenghts:')}:"],
-                    ["unknown key 'lenghts'", "Did you mean 'lengths'?"])
+    assert_reported(
+        result, [f"child.yaml:{line_of(bad, 'lenghts:')}:"], ["unknown key 'lenghts'", "Did you mean 'lengths'?"]
+    )
     assert "niah.yaml" not in result.stderr
 
     bad = good.replace("{{ code }}", "{{ cod }}")
     (tmp_path / "child.yaml").write_text(bad, encoding="utf-8")
     result = needlec("compile", "--dry-run", "child.yaml", cwd=tmp_path)
-    assert_reported(result, [f"child.yaml:{line_of(bad, '{{ cod }}')}:"],
-                    ["needle.needles[0]", "'cod' is undefined"])
+    assert_reported(result, [f"child.yaml:{line_of(bad, '{{ cod }}')}:"], ["needle.needles[0]", "'cod' is undefined"])
 
 
 def test_missing_extended_spec_points_at_extends(tmp_path: Path) -> None:
@@ -294,8 +375,7 @@ def test_validate_reports_each_file_and_fails_if_any_fails(tmp_path: Path) -> No
 
     result = needlec("validate", "good.yaml", "bad.yaml", "missing.yaml", cwd=tmp_path)
 
-    assert_reported(result, [f"bad.yaml:{line_of(bad, 'repeats: many')}:", "missing.yaml"],
-                    ["spec file not found"])
+    assert_reported(result, [f"bad.yaml:{line_of(bad, 'repeats: many')}:", "missing.yaml"], ["spec file not found"])
     assert "good.yaml: ok" in result.stdout
 
 
@@ -303,7 +383,10 @@ def test_empty_and_non_mapping_specs(tmp_path: Path) -> None:
     (tmp_path / "empty.yaml").write_text("# nothing here\n", encoding="utf-8")
     (tmp_path / "list.yaml").write_text("- name: x\n", encoding="utf-8")
     (tmp_path / "latin.yaml").write_bytes("name: caf\xe9\n".encode("latin-1"))
-    for name, message in [("empty.yaml", "the spec is empty"), ("list.yaml", "must be a mapping"),
-                          ("latin.yaml", "not UTF-8")]:
+    for name, message in [
+        ("empty.yaml", "the spec is empty"),
+        ("list.yaml", "must be a mapping"),
+        ("latin.yaml", "not UTF-8"),
+    ]:
         result = needlec("compile", "--dry-run", name, cwd=tmp_path)
         assert_reported(result, [name], [message])

@@ -45,6 +45,7 @@ class Registry(Generic[T]):
             doc = (getattr(factory, "__doc__", None) or config.__doc__ or "").strip()
             self._items[name] = Component(name, config, factory, doc.splitlines()[0] if doc else "")
             return factory
+
         return decorate
 
     def _load_entry_points(self) -> None:

@@ -6,10 +6,15 @@ from typing import Any
 
 import yaml
 
-from needlec.compiler.plan import Plan
+from needlec.compile.plan import Plan
 
-SIZE_CATEGORIES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                   (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M")]
+SIZE_CATEGORIES = [
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+]
 
 
 def size_category(rows: int) -> str:
@@ -45,15 +50,23 @@ def filter_section(filters: list[dict[str, Any]]) -> list[str]:
     """Card lines naming each haystack filter run and linking the audit written beside the data."""
     if not filters:
         return []
-    lines = ["", "## Haystack filters", "",
-             "The haystack sources were cleaned before any item was built. "
-             "[audit/summary.md](audit/summary.md) explains every removal and "
-             "[audit/filters.jsonl](audit/filters.jsonl) lists each one with its offsets and reason.", "",
-             "| filter | source | sentences removed | characters removed | cache key |", "|---|---|---|---|---|"]
+    lines = [
+        "",
+        "## Haystack filters",
+        "",
+        "The haystack sources were cleaned before any item was built. "
+        "[audit/summary.md](audit/summary.md) explains every removal and "
+        "[audit/filters.jsonl](audit/filters.jsonl) lists each one with its offsets and reason.",
+        "",
+        "| filter | source | sentences removed | characters removed | cache key |",
+        "|---|---|---|---|---|",
+    ]
     for run in filters:
         counts = run.get("counts", {})
-        lines.append(f"| `{run['name']}` | `{run['source']}` | {counts.get('sentences', 0)} | "
-                     f"{counts.get('characters_removed', 0)} | `{run['cache_key'][:16]}` |")
+        lines.append(
+            f"| `{run['name']}` | `{run['source']}` | {counts.get('sentences', 0)} | "
+            f"{counts.get('characters_removed', 0)} | `{run['cache_key'][:16]}` |"
+        )
     return lines
 
 
@@ -61,23 +74,46 @@ def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
     configs = manifest["configs"]
     meta = yaml.safe_dump(card_metadata(plan, configs), sort_keys=False, allow_unicode=True)
     spec = plan.spec
-    lines = [f"---\n{meta}---", "", f"# {spec.title}", "", spec.description.strip(), "",
-             "Compiled by needlec from a declarative spec; every item has an exact token length "
-             "per tokenizer and records where its needles sit.", "",
-             "## Configs", "", "| config | split (tokenizer) | rows | bytes |", "|---|---|---|---|"]
+    lines = [
+        f"---\n{meta}---",
+        "",
+        f"# {spec.title}",
+        "",
+        spec.description.strip(),
+        "",
+        "Compiled by needlec from a declarative spec; every item has an exact token length "
+        "per tokenizer and records where its needles sit.",
+        "",
+        "## Configs",
+        "",
+        "| config | split (tokenizer) | rows | bytes |",
+        "|---|---|---|---|",
+    ]
     for name, info in configs.items():
         for f in info["files"]:
             lines.append(f"| {name} | {f['split']} | {f['rows']} | {f['bytes']} |")
     first = next(iter(configs))
     split = configs[first]["files"][0]["split"]
-    lines += ["", "## Loading", "", "```python", "from datasets import load_dataset", "",
-              f'ds = load_dataset("PATH_OR_REPO", name="{first}", split="{split}")', "```", "",
-              "Each row holds `messages` (the chat to send), `context_span` (where the context sits "
-              "in `messages[context_span.message].content`), `needles` with their achieved depths "
-              "and offsets, `answers` and `scoring`.", "",
-              "## Provenance", "", f"- spec sha256: `{manifest['spec']['sha256']}`",
-              f"- content hash: `{manifest['content_hash']}`",
-              f"- needlec version: `{manifest['needlec_version']}`"]
+    lines += [
+        "",
+        "## Loading",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'ds = load_dataset("PATH_OR_REPO", name="{first}", split="{split}")',
+        "```",
+        "",
+        "Each row holds `messages` (the chat to send), `context_span` (where the context sits "
+        "in `messages[context_span.message].content`), `needles` with their achieved depths "
+        "and offsets, `answers` and `scoring`.",
+        "",
+        "## Provenance",
+        "",
+        f"- spec sha256: `{manifest['spec']['sha256']}`",
+        f"- content hash: `{manifest['content_hash']}`",
+        f"- needlec version: `{manifest['needlec_version']}`",
+    ]
     for source in manifest["sources"]:
         lines.append(f"- source `{source['name']}` sha256 `{source['sha256']}`")
     lines += filter_section(manifest.get("filters") or [])

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from needlec import __version__
-from needlec.compiler.items import ITEM_SCHEMA_VERSION
-from needlec.exporters.canonical import sha256_json
+from needlec.compile.items import ITEM_SCHEMA_VERSION
+from needlec.util.canonical import sha256_json
 
 MANIFEST = "manifest.json"
 
@@ -19,13 +19,19 @@ def file_entry(root: Path, relative: str, split: str, rows: int) -> dict[str, An
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return {"path": relative, "split": split, "rows": rows, "bytes": path.stat().st_size,
-            "sha256": digest.hexdigest()}
+    return {"path": relative, "split": split, "rows": rows, "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
 
 
-def build_manifest(*, spec_name: str, spec_file: str, spec_sha256: str, sources: list[dict[str, Any]],
-                   tokenizers: list[dict[str, str]], filters: list[dict[str, Any]],
-                   configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def build_manifest(
+    *,
+    spec_name: str,
+    spec_file: str,
+    spec_sha256: str,
+    sources: list[dict[str, Any]],
+    tokenizers: list[dict[str, str]],
+    filters: list[dict[str, Any]],
+    configs: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
     manifest: dict[str, Any] = {
         "needlec_version": __version__,
         "item_schema_version": ITEM_SCHEMA_VERSION,

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from needlec.compiler.plan import load_plan
+from needlec.compile.plan import load_plan
 from needlec.errors import NeedlecError
-from needlec.exporters.atomic import atomic_directory
+from needlec.util.atomic import atomic_directory
 from needlec.site.benchmark_page import render_page
 from needlec.site.catalogue import benchmarks_index, catalogue
 from needlec.site.cli_help import render_cli_help

@@ -18,8 +18,8 @@ from typing import Any
 
 import orjson
 
-from needlec.compiler.pipeline import SELECT_KEYS, CompileOptions, compile_spec, haystack_ids
-from needlec.compiler.plan import Plan, load_plan
+from needlec.compile.pipeline import SELECT_KEYS, CompileOptions, compile_spec, haystack_ids
+from needlec.compile.plan import Plan, load_plan
 from needlec.errors import OutputError
 from needlec.exporters.manifest import MANIFEST
 

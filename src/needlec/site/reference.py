@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from needlec.compiler.spec import Spec, json_schema
+from needlec.spec.models import Spec, json_schema
 from needlec.site.markdown import code, md_cell, table
 
 ROOT_PATH = "(top level)"

@@ -1,0 +1,256 @@
+"""The `needlec` command line: a thin layer that parses arguments, calls the library and prints."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from needlec import __version__
+from needlec.cli.filter import add_filter_command
+from needlec.cli.publish import add_publish_commands
+from needlec.cli.site import add_site_command
+from needlec.errors import NeedlecError
+
+DESCRIPTION = """\
+needlec compiles declarative needle-in-a-haystack benchmark specs (YAML or JSON) into frozen,
+token-exact datasets: JSONL files in a Hugging Face dataset folder with its card and a manifest
+of hashes. It never runs a model to answer items; any runner can consume the output.
+"""
+
+EPILOG = (
+    "Run `needlec COMMAND --help` for a command's options. "
+    "Exit codes: 0 ok, 2 invalid input, 3 contract broken, 130 interrupted."
+)
+
+
+def _parse_select(values: list[str]) -> dict[str, set[str]]:
+    select: dict[str, set[str]] = {}
+    for value in values:
+        if "=" not in value:
+            raise NeedlecError(f"--select expects KEY=V1,V2 (e.g. length=1000,2000); got {value!r}")
+        key, _, items = value.partition("=")
+        select.setdefault(key.strip(), set()).update(v.strip() for v in items.split(",") if v.strip())
+    return select
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from needlec.compile.pipeline import CompileOptions, compile_spec
+
+    options = CompileOptions(
+        jobs=args.jobs,
+        select=_parse_select(args.select),
+        dry_run=args.dry_run,
+        progress=not args.quiet,
+        verify=args.verify,
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+    )
+    out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
+    result = compile_spec(args.spec, out, options)
+    if args.dry_run:
+        print(
+            f"{result.items} items, {result.tokens:,} context tokens, "
+            f"about {result.estimated_bytes / 1e6:,.1f} MB of output (nothing written)"
+        )
+        return 0
+    assert result.manifest is not None
+    print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
+    for name, info in result.manifest["configs"].items():
+        excluded = info.get("needle_kind", {}).get("excluded")
+        if excluded:
+            print(f"{name}: excluded {len(excluded)} character name(s) found in the haystacks: {', '.join(excluded)}")
+    print(f"content hash {result.manifest['content_hash']}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from needlec.compile.plan import load_plan
+
+    failed = 0
+    for spec in args.specs:
+        try:
+            plan = load_plan(spec)
+        except NeedlecError as exc:
+            failed += 1
+            print(exc.render(), file=sys.stderr)
+            continue
+        configs = ", ".join(c.name for c in plan.configs)
+        print(f"{spec}: ok ({len(plan.configs)} config(s): {configs})")
+    return 2 if failed else 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from needlec.spec.models import json_schema
+
+    text = json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from needlec.compile.inspect import render_item, summarize_dataset, summarize_plan
+
+    target = Path(args.target)
+    if target.is_dir():
+        summary, sample = summarize_dataset(target)
+        print(summary)
+    else:
+        from needlec.compile.pipeline import build_one, haystack_ids
+        from needlec.compile.plan import load_plan
+
+        plan = load_plan(target)
+        print(summarize_plan(plan))
+        config = plan.configs[0]
+        keys = list(plan.keys(config, haystack_ids(config.spec)))
+        key = sorted(keys, key=lambda k: (k.length, k.depth))[len(keys) // 2 if args.middle else 0]
+        if args.sample_seed is not None:
+            key = random.Random(args.sample_seed).choice(keys)
+        sample = build_one(plan, config, key)
+    if sample is not None and not args.no_sample:
+        print("\nsample item:")
+        print(render_item(sample))
+    return 0
+
+
+def cmd_overlap(args: argparse.Namespace) -> int:
+    from needlec.compile.overlap_report import measure_plan, read_dataset, render_table
+
+    target = Path(args.target)
+    if target.is_dir():
+        report = read_dataset(target)
+    else:
+        from needlec.compile.plan import load_plan
+
+        report = measure_plan(load_plan(target))
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print(render_table(report))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="needlec", description=DESCRIPTION, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"needlec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser(
+        "compile",
+        help="compile a spec into a dataset folder",
+        description="Validate SPEC, build every item with exact token lengths and "
+        "depths, and write JSONL files, a dataset card and manifest.json to DIR. The "
+        "folder appears only when the compile succeeds; rerunning gives identical bytes.",
+    )
+    p.add_argument("spec", metavar="SPEC", help="path of the spec file (.yaml, .yml or .json)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="output folder (default: build/<spec file name without extension>); replaced atomically if it exists",
+    )
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes (default 1); the output is identical for any N",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the item count, total tokens and estimated output size; write nothing",
+    )
+    p.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="compile only items whose config, tokenizer, length or depth is listed "
+        "(repeatable, e.g. --select length=1000 --select config=single)",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="also re-encode every item in full and check its counts (slow; the default "
+        "checks use exact seam arithmetic)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="download and filter cache (default: "
+        "$NEEDLEC_CACHE_DIR, else $XDG_CACHE_HOME/needlec, else ~/.cache/needlec)",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser(
+        "validate",
+        help="check specs without compiling",
+        description="Validate each SPEC (schema, templates, sources that can be "
+        "checked without downloading) and print every problem with file:line:col.",
+    )
+    p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files to check")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser(
+        "schema",
+        help="print or write the spec language's JSON Schema",
+        description="Print the JSON Schema of the spec language (for editor "
+        "validation and completion), or write it to a file.",
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser(
+        "inspect",
+        help="summarize a spec or a compiled dataset",
+        description="For a SPEC: the grid of every config, item counts, token "
+        "totals and one sample item built in memory. For a dataset DIR: files, "
+        "rows, token totals and its first item, with the context cut down around "
+        "the needles (marked >>> <<<).",
+    )
+    p.add_argument("target", metavar="DIR|SPEC", help="a compiled dataset folder or a spec file")
+    p.add_argument("--middle", action="store_true", help="for a SPEC, show a mid-grid item instead of the smallest")
+    p.add_argument("--sample-seed", type=int, metavar="N", help="for a SPEC, show a random item chosen with this seed")
+    p.add_argument("--no-sample", action="store_true", help="print only the summary")
+    p.set_defaults(func=cmd_inspect)
+
+    p = sub.add_parser(
+        "overlap",
+        help="lexical overlap of questions with needles and contexts",
+        description="Print the mean ROUGE-1, ROUGE-2 and ROUGE-L precision of each "
+        "config's questions against their needles and against the whole context. "
+        "For a dataset DIR the figures come from its manifest; for a SPEC, items are "
+        "built in memory at each config's smallest length and measured.",
+    )
+    p.add_argument("target", metavar="DIR|SPEC", help="a compiled dataset folder or a spec file")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    p.set_defaults(func=cmd_overlap)
+    add_filter_command(sub)
+    add_publish_commands(sub)
+    add_site_command(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except NeedlecError as exc:
+        print(f"error: {exc.render()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted; no output was written", file=sys.stderr)
+        return 130
+

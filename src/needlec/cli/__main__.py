@@ -1,0 +1,7 @@
+"""`python -m needlec.cli`: the same as the `needlec` command."""
+
+import sys
+
+from needlec.cli import main
+
+sys.exit(main())

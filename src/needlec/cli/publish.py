@@ -1,0 +1,113 @@
+"""`needlec publish`, `needlec download` and `needlec verify`: thin wrappers over the library."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from needlec.errors import OutputError
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from needlec.publish.release import publish
+    from needlec.site.markdown import human_bytes
+
+    result = publish(
+        args.dataset,
+        args.to,
+        dry_run=args.dry_run,
+        private=args.private,
+        message=args.message or "",
+        log=lambda m: print(m, file=sys.stderr),
+    )
+    where = f"hf://{result.repo_id} (dataset repository)" if result.repo_id else str(result.folder)
+    if result.dry_run:
+        print(
+            f"dry run: would {'upload' if result.repo_id else 'write'} {len(result.files)} files "
+            f"({human_bytes(result.total_bytes)}) to {where}:"
+        )
+        for f in result.files:
+            print(f"  {f.path}  {f.bytes:,} bytes  sha256 {f.sha256}")
+        return 0
+    verb = "uploaded" if result.uploaded else "wrote"
+    print(f"{verb} {len(result.files)} files ({human_bytes(result.total_bytes)}) to {where}")
+    if result.url:
+        print(result.url)
+    return 0
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    from needlec.publish.verify import download
+
+    report = download(args.source, args.dir, revision=args.revision, token=os.environ.get("HF_TOKEN") or None)
+    print(f"downloaded to {report.folder}: {len(report.checked)} files verified, content hash {report.content_hash}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from needlec.publish.verify import verify_dataset
+
+    report = verify_dataset(args.dir)
+    if not report.ok:
+        raise OutputError(
+            f"{args.dir} fails verification ({len(report.problems)} problem"
+            f"{'s' if len(report.problems) != 1 else ''}):\n  " + "\n  ".join(report.problems)
+        )
+    sums = "manifest and SHA256SUMS" if report.has_sums else "manifest (no SHA256SUMS in this folder)"
+    print(f"ok: {len(report.checked)} files match the {sums}; content hash {report.content_hash}")
+    return 0
+
+
+def add_publish_commands(sub: argparse._SubParsersAction) -> None:
+    """Register `publish`, `download` and `verify` on the main parser's subcommands."""
+    p = sub.add_parser(
+        "publish",
+        help="make a release folder or upload a dataset to the Hugging Face Hub",
+        description="Verify the compiled dataset DIR, then build its release in the Hugging Face dataset "
+        "layout: the data files per config, README.md (a dataset card whose metadata lists license, "
+        "languages, task categories, size category and configs), manifest.json and SHA256SUMS. "
+        "--to PATH writes the release folder there; --to hf://ORG/NAME uploads it to that dataset "
+        "repository with the token in $HF_TOKEN.",
+    )
+    p.add_argument("dataset", metavar="DIR", help="a folder written by `needlec compile`")
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="PATH|hf://ORG/NAME",
+        help="a folder for the release (replaced atomically), or a Hub dataset repository",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the files that would be written or uploaded, with sizes and sha256; change nothing",
+    )
+    p.add_argument(
+        "--private", action="store_true", help="create the Hub repository as private (when it does not exist yet)"
+    )
+    p.add_argument("-m", "--message", metavar="TEXT", help="commit message for the upload")
+    p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser(
+        "download",
+        help="fetch a published dataset and verify it",
+        description="Download a published dataset from the Hugging Face Hub (hf://ORG/NAME[@REV], "
+        "ORG/NAME or https://huggingface.co/datasets/ORG/NAME) or copy a release folder, verify it "
+        "against its manifest and SHA256SUMS, and move it into DIR only when it is complete and "
+        "intact. A private repository needs $HF_TOKEN.",
+    )
+    p.add_argument("source", metavar="REPO_OR_URL", help="hf://ORG/NAME, ORG/NAME, a Hub URL or a folder")
+    p.add_argument("dir", metavar="DIR", help="where the copy goes (replaced atomically)")
+    p.add_argument("--revision", metavar="REV", help="a branch, tag or commit of the Hub repository")
+    p.set_defaults(func=cmd_download)
+
+    p = sub.add_parser(
+        "verify",
+        help="check a dataset folder against its manifest and checksums",
+        description="Re-hash every file of DIR: each data file's sha256, size and row count must match "
+        "manifest.json, the manifest's content hash must match its contents, no unlisted data files "
+        "may exist, and every file listed in SHA256SUMS (when present) must match it. Exit code 0 "
+        "when all match, 2 otherwise.",
+    )
+    p.add_argument("dir", metavar="DIR", help="a compiled, published or downloaded dataset folder")
+    p.set_defaults(func=cmd_verify)

@@ -1,0 +1,1 @@
+"""The compile stages: plan, item building, contract checks and the streaming pipeline."""

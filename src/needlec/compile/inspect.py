@@ -1,0 +1,119 @@
+"""Readable summaries of a spec (its grid, before compiling) or of a compiled dataset folder."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter as Tally
+from pathlib import Path
+from typing import Any
+
+from needlec.compile.pipeline import haystack_ids
+from needlec.compile.plan import Plan
+from needlec.errors import OutputError
+from needlec.exporters.manifest import MANIFEST
+from needlec.placement.engine import merge_spans
+
+
+def summarize_plan(plan: Plan) -> str:
+    spec = plan.spec
+    lines = [f"{spec.name}: {spec.title}", f"  spec sha256  {plan.spec_sha256}"]
+    total_items = total_tokens = 0
+    for config in plan.configs:
+        c = config.spec
+        lengths = c.grid.length_points()
+        depths = config.depth_points()
+        tokenizers = [t.label for t in c.tokenizers]
+        keys = list(plan.keys(config, haystack_ids(c)))
+        tokens = sum(k.length for k in keys)
+        total_items += len(keys)
+        total_tokens += tokens
+        axes = ", ".join(f"{a}={v}" for a, v in config.axes) or "no variants"
+        lines += [
+            f"  config {config.name} ({axes})",
+            f"    tokenizers {', '.join(tokenizers)}",
+            f"    lengths    {_ints(lengths)}",
+            f"    depths     {', '.join(f'{d:g}' for d in depths)}",
+            f"    items      {len(keys)}  ({tokens:,} context tokens)",
+        ]
+    lines.append(f"  total        {total_items} items, {total_tokens:,} context tokens")
+    return "\n".join(lines)
+
+
+def _ints(values: list[int]) -> str:
+    return ", ".join(f"{v:,}" for v in values)
+
+
+def render_item(item: dict[str, Any], width: int = 240) -> str:
+    """An item as a person would read it: the chat with the long context cut down around needles."""
+    span = item["context_span"]
+    lines = [
+        f"id        {item['id']}",
+        f"tokens    {item['context_tokens']} context / {item['prompt_tokens']} prompt "
+        f"(target {item['context_length']}, {item['tokenizer']})",
+        f"question  {item['question']}",
+        f"answers   {item['answers']}",
+    ]
+    for i, n in enumerate(item["needles"]):
+        lines.append(
+            f"needle {i}  depth {n['depth_percent']}% (target {n['target_depth_percent']}%), "
+            f"token {n['token_offset']}, char {n['char_offset']}"
+        )
+    for index, message in enumerate(item["messages"]):
+        content = message["content"]
+        if index == span["message"]:
+            context = content[span["start"] : span["end"]]
+            content = content[: span["start"]] + _excerpt(context, item["needles"], width) + content[span["end"] :]
+        lines.append(f"--- {message['role']} ---")
+        lines.append(content)
+    return "\n".join(lines)
+
+
+def _excerpt(context: str, needles: list[dict[str, Any]], width: int) -> str:
+    keep: list[tuple[int, int]] = [(0, width // 2), (max(0, len(context) - width // 2), len(context))]
+    for n in needles:
+        start = n["char_offset"]
+        keep.append((max(0, start - width), min(len(context), start + len(n["text"]) + width)))
+    merged = merge_spans(keep)
+    marks = {n["char_offset"]: len(n["text"]) for n in needles}
+    out = []
+    cursor = 0
+    for a, b in merged:
+        if a > cursor:
+            out.append(f" [... {a - cursor:,} characters ...] ")
+        piece = context[a:b]
+        for offset in sorted(marks, reverse=True):
+            if a <= offset < b:
+                rel = offset - a
+                piece = piece[:rel] + ">>>" + piece[rel : rel + marks[offset]] + "<<<" + piece[rel + marks[offset] :]
+        out.append(piece)
+        cursor = b
+    return "".join(out)
+
+
+def summarize_dataset(folder: Path) -> tuple[str, dict[str, Any] | None]:
+    manifest_path = folder / MANIFEST
+    if not manifest_path.exists():
+        raise OutputError(f"{folder}: no {MANIFEST}; is this a needlec dataset folder?")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    lines = [
+        f"{manifest['spec']['name']} (needlec {manifest['needlec_version']}, "
+        f"item schema v{manifest['item_schema_version']})",
+        f"  content hash {manifest['content_hash']}",
+    ]
+    sample = None
+    for name, info in manifest["configs"].items():
+        for f in info["files"]:
+            tokens = 0
+            lengths: Tally[int] = Tally()
+            with (folder / f["path"]).open("rb") as handle:
+                for raw in handle:
+                    item = json.loads(raw)
+                    tokens += item["context_tokens"]
+                    lengths[item["context_length"]] += 1
+                    if sample is None:
+                        sample = item
+            lines.append(
+                f"  {name}/{f['split']}: {f['rows']} items, {tokens:,} context tokens, "
+                f"{f['bytes']:,} bytes, lengths {_ints(sorted(lengths))}"
+            )
+    return "\n".join(lines), sample

@@ -1,0 +1,170 @@
+"""Build one item: draw the needle, place it, splice the context into the messages.
+
+Pure apart from reading the prepared haystack index: same key and seed give the same item.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from needlec.compile.overlap import precision
+from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, render_messages
+from needlec.haystacks.index import HaystackIndex
+from needlec.kinds.base import NeedleKind
+from needlec.placement.engine import Counter, place
+
+ITEM_SCHEMA_VERSION = 1
+DISTRACTOR_ZONE = (20.0, 80.0)
+DISTRACTOR_GAP = 20.0
+
+
+@dataclass
+class HaystackView:
+    """What an item needs of a haystack: its index for one tokenizer and where windows may start."""
+
+    index: HaystackIndex
+    counter: Counter
+    starts: list[int]  # sentence starts in the first copy (for `start: random`)
+    base_chars: int
+    _occurrences: dict[str, list[int]] = field(default_factory=dict)
+    _folded: str | None = None
+
+    def occurrences(self, term: str) -> list[int]:
+        """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
+        if term not in self._occurrences:
+            if self._folded is None:
+                folded_text = self.index.text.lower()
+                # lower() keeps offsets only if no character changes length; else match exactly
+                self._folded = folded_text if len(folded_text) == len(self.index.text) else self.index.text
+            folded = self._folded
+            needle = term.lower() if folded is not self.index.text else term
+            spots = []
+            at = folded.find(needle)
+            while at >= 0:
+                end = at + len(needle)
+                if (at == 0 or not folded[at - 1].isalnum()) and (end >= len(folded) or not folded[end].isalnum()):
+                    spots.append(at)
+                at = folded.find(needle, at + 1)
+            self._occurrences[term] = spots
+        return self._occurrences[term]
+
+    def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:
+        """Terms that occur in the haystack window [start, end) (needles are not part of it)."""
+        found = []
+        for term in terms:
+            if not term:
+                continue
+            spots = self.occurrences(term)
+            i = bisect.bisect_left(spots, start)
+            if i < len(spots) and spots[i] + len(term) <= end:
+                found.append(term)
+        return found
+
+
+def context_of(item: dict[str, Any]) -> str:
+    """The item's context: the span of its messages that holds the haystack and needles."""
+    span = item["context_span"]
+    return str(item["messages"][span["message"]]["content"][span["start"] : span["end"]])
+
+
+def distractor_depth(needle_depth: float, rng: random.Random) -> float:
+    """A depth in the distractor zone at least DISTRACTOR_GAP points away from the needle."""
+    lo, hi = DISTRACTOR_ZONE
+    spans = [(lo, min(hi, needle_depth - DISTRACTOR_GAP)), (max(lo, needle_depth + DISTRACTOR_GAP), hi)]
+    spans = [(a, b) for a, b in spans if b >= a]
+    total = sum(b - a for a, b in spans)
+    pick = rng.uniform(0, total)
+    for a, b in spans:
+        if pick <= b - a:
+            return round(a + pick, 4)
+        pick -= b - a
+    return round(spans[-1][1], 4)
+
+
+def build_item(
+    benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
+) -> tuple[dict[str, Any], list[str]]:
+    """The item, and the forbidden terms found in its haystack window (empty when clean)."""
+    spec = config.spec
+    seed = key.seed(spec.seed)
+    rng = random.Random(seed)
+    draw = kind.draw(key.case, rng)
+    start = rng.choice(view.starts) if spec.haystack.start == "random" else 0
+    messages = render_messages(spec, draw.question, draw.values)
+    user = messages[-1]["content"]
+    prefix, suffix = user.split(CONTEXT_SENTINEL)
+    tokenizer = view.index.tokenizer
+    others = sum(tokenizer.count(m["content"]) for m in messages[:-1])
+    counted_prompt = spec.length.counted == "prompt"
+    target_depths = config.needle_depths(key.depth, len(draw.needles))
+    distractor_depths = [distractor_depth(key.depth, rng) for _ in draw.distractors]
+    texts = list(draw.needles) + list(draw.distractors)
+    placement = place(
+        view.index,
+        view.counter,
+        start=start,
+        target=key.length - others if counted_prompt else key.length,
+        needles=texts,
+        depths=target_depths + distractor_depths,
+        snap=spec.placement.snap,
+        joiner=spec.placement.joiner_text(),
+        prefix=prefix if counted_prompt else "",
+        suffix=suffix if counted_prompt else "",
+    )
+    context = placement.context(view.index.text)
+    messages[-1]["content"] = prefix + context + suffix
+    if counted_prompt:
+        prompt_tokens = placement.total_tokens + others
+    else:
+        prompt_tokens = others + view.counter.count(
+            placement.start, placement.end, list(placement.inserts), prefix, suffix
+        )
+    achieved = placement.depths()
+    wanted = target_depths + distractor_depths
+    placed = [
+        {
+            "text": text,
+            "target_depth_percent": wanted[i],
+            "depth_percent": achieved[i],
+            "token_offset": placement.needle_tokens[i],
+            "char_offset": placement.needle_chars[i],
+        }
+        for i, text in enumerate(texts)
+    ]
+    n = len(draw.needles)
+    item: dict[str, Any] = {
+        "id": key.id(benchmark),
+        "benchmark": benchmark,
+        "config": config.name,
+        "tokenizer": key.tokenizer,
+        "context_length": key.length,
+        "context_tokens": placement.context_tokens,
+        "prompt_tokens": prompt_tokens,
+        "length_counted": spec.length.counted,
+        "depth_percent": key.depth,
+        "needles": placed[:n],
+        "messages": messages,
+        "context_span": {"message": len(messages) - 1, "start": len(prefix), "end": len(prefix) + len(context)},
+        "question": draw.question,
+        "answers": list(draw.answers),
+        "case": key.case,
+        "repeat": key.repeat,
+        "haystack": {
+            "id": key.haystack,
+            "sha256": view.index.haystack.sha256,
+            "start_char": placement.start,
+            "end_char": placement.end,
+            "repeated": placement.end > view.base_chars,
+        },
+        "seed": seed,
+        "scoring": spec.scoring.model_dump(mode="json"),
+        "overlap": precision(draw.question, " ".join(draw.needles)),
+    }
+    if draw.distractors:
+        item["distractors"] = placed[n:]
+    if draw.values:
+        item["values"] = dict(draw.values)
+    return item, view.leaks(draw.forbidden, placement.start, placement.end)

@@ -1,0 +1,76 @@
+"""`needlec overlap`: lexical overlap of questions with their needles and contexts, per config.
+
+For a compiled folder the statistics come from its manifest. For a spec, items are built in
+memory at each config's smallest length (every case and haystack, at 50% depth) and measured.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from needlec.compile.items import context_of
+from needlec.compile.overlap import METRICS, OverlapStats, precision
+from needlec.compile.pipeline import Prepared, default_cache_dir, haystack_ids
+from needlec.compile.plan import ItemKey, Plan
+from needlec.errors import OutputError
+from needlec.exporters.manifest import MANIFEST
+
+
+def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Overlap statistics per config from a sample of freshly built items."""
+    from needlec.compile.items import build_item
+
+    prepared = Prepared(plan, cache_dir or default_cache_dir())
+    report: dict[str, dict[str, Any]] = {}
+    for config in plan.configs:
+        spec = config.spec
+        length = min(spec.grid.length_points())
+        depths = config.depth_points()
+        depth = min(depths, key=lambda d: abs(d - 50.0))
+        kind = prepared.kind(config)
+        haystacks = {h.id: h for h in prepared.haystacks(spec)}
+        tokenizer = spec.tokenizers[0].label
+        needle, context = OverlapStats(), OverlapStats()
+        for haystack in haystack_ids(spec):
+            view = prepared.view(spec, haystacks[haystack], tokenizer, length)
+            for case in kind.cases():
+                key = ItemKey(config.name, tokenizer, length, depth, case, haystack, 0)
+                item, _ = build_item(plan.spec.name, config, key, view, kind)
+                needle.add(item["overlap"])
+                context.add(precision(item["question"], context_of(item)))
+        report[config.name] = {"needle": needle.as_dict(), "context": {**context.as_dict(), "length": length}}
+    return report
+
+
+def read_dataset(folder: Path) -> dict[str, dict[str, Any]]:
+    path = folder / MANIFEST
+    if not path.exists():
+        raise OutputError(f"{folder}: no {MANIFEST}; is this a needlec dataset folder?")
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    return {name: info.get("overlap", {}) for name, info in manifest["configs"].items()}
+
+
+def render_table(report: dict[str, dict[str, Any]]) -> str:
+    """Mean ROUGE precision of the question against the needle and against the whole context."""
+    head = ["config", "items"] + [f"{m}/needle" for m in METRICS] + [f"{m}/context" for m in METRICS]
+    rows = [head]
+    for name, stats in report.items():
+        needle = stats.get("needle", {})
+        context = stats.get("context", {})
+        rows.append(
+            [name, str(needle.get("items", 0))]
+            + [f"{needle.get('mean', {}).get(m, 0.0):.3f}" for m in METRICS]
+            + [f"{context.get('mean', {}).get(m, 0.0):.3f}" if context else "-" for m in METRICS]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row))
+        for row in rows
+    ]
+    note = (
+        "mean ROUGE precision of the question: against the needle text (the evidence) and against "
+        "the whole context (sampled at each config's smallest length)"
+    )
+    return "\n".join([note, *lines])

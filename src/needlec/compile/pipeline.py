@@ -1,0 +1,411 @@
+"""The compile pipeline: plan -> sources -> haystacks -> indexes -> items -> checks -> export.
+
+Items are computed in deterministic chunks (in worker processes when `jobs > 1`) and streamed
+to disk in key order, so the output is byte-identical for any number of workers and a config is
+never held in memory whole.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from needlec.compile.checks import check_budgets, check_item, leak_problem
+from needlec.compile.items import HaystackView, build_item, context_of
+from needlec.compile.overlap import OverlapStats, precision
+from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
+from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
+from needlec.exporters.hf import render_card
+from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
+from needlec.haystacks.builders import SnippetBuilder, build_concat, build_snippets
+from needlec.haystacks.filters.stage import FilterStage
+from needlec.haystacks.index import Haystack, HaystackIndex, boundary_positions, repeat_to
+from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceText
+from needlec.kinds.base import NeedleKind, needle_kind
+from needlec.placement.engine import Counter
+from needlec.spec.loader import dotted
+from needlec.spec.models import Spec
+from needlec.tokenizer import Tokenizer, load_tokenizer
+from needlec.util import canonical
+from needlec.util.atomic import atomic_directory
+
+SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack")
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("NEEDLEC_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "needlec"
+    )
+    return Path(base)
+
+
+@dataclass
+class CompileOptions:
+    """How to run a compile; none of these change the bytes of any item."""
+
+    jobs: int = 1
+    select: dict[str, set[str]] = field(default_factory=dict)
+    dry_run: bool = False
+    progress: bool = True
+    verify: bool = False
+    cache_dir: Path | None = None
+
+
+@dataclass
+class CompileResult:
+    out_dir: Path | None
+    items: int
+    tokens: int
+    estimated_bytes: int
+    manifest: dict[str, Any] | None
+
+
+class Prepared:
+    """Everything item building needs, computed once in the parent (and shared with workers)."""
+
+    def __init__(self, plan: Plan, cache_dir: Path) -> None:
+        self.plan = plan
+        self.context = SourceContext(spec_dir=plan.spec_dir, cache_dir=cache_dir)
+        self.filters = FilterStage(plan, cache_dir)
+        self._sources: dict[str, SourceText] = {}
+        self._haystacks: dict[str, list[Haystack]] = {}
+        self._kinds: dict[str, NeedleKind] = {}
+        self.kind_reports: dict[str, dict[str, object]] = {}
+        self._views: dict[tuple[str, str, int, str], HaystackView] = {}
+        self.tokenizers: dict[str, Tokenizer] = {}
+
+    def sources(self, spec: Spec) -> list[SourceText]:
+        out = []
+        configs: list[Any] = list(spec.haystack.sources)  # each one of the registered source models
+        for i, config in enumerate(configs):
+            key = config.model_dump_json()
+            if key not in self._sources:
+                try:
+                    self._sources[key] = SOURCES.get(config.type).factory(config, self.context)
+                except SourceError as exc:
+                    path = ("haystack", "sources", i)
+                    raise SpecError(
+                        [Problem(str(exc), self.plan.doc.locate(path), dotted(path))], "a haystack source failed:"
+                    ) from None
+            out.append(self._sources[key])
+        return out
+
+    def documents(self, spec: Spec) -> list[SourceDocument]:
+        """Every source's documents after that source's filters (cached per filter run)."""
+        return [d for s in self.filters.apply(spec, self.sources(spec)) for d in s.documents]
+
+    def haystacks(self, spec: Spec) -> list[Haystack]:
+        key = spec.haystack.model_dump_json() + f"|{spec.seed}" + self.filters.key(spec)
+        if key not in self._haystacks:
+            documents = self.documents(spec)
+            if not any(d.text.strip() for d in documents):
+                raise SourceError("the haystack sources produced no text")
+            builder = spec.haystack.builder
+            if isinstance(builder, SnippetBuilder):
+                measure = load_tokenizer(builder.tokenizer, self.plan.spec_dir)
+                self._haystacks[key] = build_snippets(documents, spec.haystack.joiner, builder, measure, spec.seed)
+            else:
+                self._haystacks[key] = build_concat(documents, spec.haystack.joiner)
+        return self._haystacks[key]
+
+    def kind(self, config: ConfigPlan) -> NeedleKind:
+        """The config's needle kind, bound to its haystacks (e.g. names found in them removed)."""
+        if config.name not in self._kinds:
+            kind = needle_kind(config.spec.needle)
+            self.kind_reports[config.name] = kind.bind_haystacks([h.text for h in self.haystacks(config.spec)])
+            self._kinds[config.name] = kind
+        return self._kinds[config.name]
+
+    def tokenizer(self, spec: Spec, label: str) -> Tokenizer:
+        if label not in self.tokenizers:
+            config = next(t for t in spec.tokenizers if t.label == label)
+            self.tokenizers[label] = load_tokenizer(config, self.plan.spec_dir)
+        return self.tokenizers[label]
+
+    def view(self, spec: Spec, haystack: Haystack, label: str, max_length: int) -> HaystackView:
+        key = (haystack.sha256, label, max_length, spec.haystack.start + spec.haystack.joiner)
+        if key not in self._views:
+            self._views[key] = _index(
+                haystack, self.tokenizer(spec, label), max_length, spec.haystack.start == "random", spec.haystack.joiner
+            )
+        return self._views[key]
+
+
+def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_start: bool, joiner: str) -> HaystackView:
+    """Index just enough (repeated) haystack text for the longest item, plus margins."""
+    base = haystack.text
+    needed = int(max_length * 1.05) + 4096
+    sample = base[:200_000]
+    chars_per_token = len(sample) / max(1, tokenizer.count(sample))
+    extra = len(base) if random_start else 0
+    chars = int(needed * chars_per_token * 1.3) + extra + 10_000
+    starts = [p for p in boundary_positions(base, "sentence") if p < len(base)] if random_start else [0]
+    while True:
+        text, copies = repeat_to(base, joiner, chars)
+        index = HaystackIndex(haystack, text[:chars], copies, tokenizer)
+        first_token = index.token_at(max(starts))
+        if index.n_tokens >= first_token + needed:
+            return HaystackView(index=index, counter=Counter(index), starts=starts, base_chars=len(base))
+        chars *= 2
+
+
+def _selected(key: ItemKey, select: dict[str, set[str]]) -> bool:
+    values = {
+        "config": key.config,
+        "tokenizer": key.tokenizer,
+        "length": str(key.length),
+        "depth": f"{key.depth:g}",
+        "haystack": key.haystack,
+    }
+    return all(values[name] in allowed for name, allowed in select.items())
+
+
+def _units(
+    plan: Plan, prepared: Prepared | None, select: dict[str, set[str]]
+) -> list[tuple[ConfigPlan, list[ItemKey]]]:
+    unknown = set(select) - set(SELECT_KEYS)
+    if unknown:
+        raise NeedlecError(f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(sorted(unknown))}")
+    if "config" in select:
+        missing = select["config"] - {c.name for c in plan.configs}
+        if missing:
+            names = ", ".join(c.name for c in plan.configs)
+            raise NeedlecError(f"--select config: no config named {', '.join(sorted(missing))} (configs: {names})")
+    out = []
+    for config in plan.configs:
+        if "config" in select and config.name not in select["config"]:
+            continue
+        ids = [h.id for h in prepared.haystacks(config.spec)] if prepared else haystack_ids(config.spec)
+        keys = [k for k in plan.keys(config, ids) if _selected(k, select)]
+        if keys:
+            out.append((config, keys))
+    return out
+
+
+def haystack_ids(spec: Spec) -> list[str]:
+    """Haystack ids a spec's builder will produce (known without building them)."""
+    builder = spec.haystack.builder
+    return [f"h{i}" for i in range(builder.count)] if isinstance(builder, SnippetBuilder) else ["h0"]
+
+
+@dataclass
+class ChunkResult:
+    """What a chunk of items produced: their JSONL lines and what the checks need to know."""
+
+    blob: bytes
+    count: int
+    tokens: int
+    problems: list[str]
+    overlap: list[tuple[str, str, dict[str, float]]]  # (config, "needle" | "context", scores)
+
+
+Work = tuple[ConfigPlan, ItemKey, HaystackView, NeedleKind, bool]
+
+# Worker state: set in the parent before the pool forks, read by `_run_chunk` in the children.
+_STATE: dict[str, Any] = {}
+
+
+def _run_chunk(chunk: tuple[int, int]) -> ChunkResult:
+    plan: Plan = _STATE["plan"]
+    work: list[Work] = _STATE["work"]
+    verify: bool = _STATE["verify"]
+    result = ChunkResult(b"", 0, 0, [], [])
+    lines = []
+    for config, key, view, kind, sample_context in work[chunk[0] : chunk[1]]:
+        item, leaks = build_item(plan.spec.name, config, key, view, kind)
+        result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
+        result.problems.extend(leak_problem(item["id"], leaks))
+        result.overlap.append((config.name, "needle", item["overlap"]))
+        result.problems.extend(check_budgets(item["id"], config.spec, "needle", item["overlap"]))
+        if sample_context:
+            scores = precision(item["question"], context_of(item))
+            result.overlap.append((config.name, "context", scores))
+            result.problems.extend(check_budgets(item["id"], config.spec, "context", scores))
+        result.tokens += item["context_tokens"]
+        lines.append(canonical.line(item))
+    result.blob = b"".join(lines)
+    result.count = chunk[1] - chunk[0]
+    return result
+
+
+def _worker_signals() -> None:
+    """Workers die quietly when the pool ends them; only the parent turns SIGTERM into cleanup."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _chunks(total: int, jobs: int) -> list[tuple[int, int]]:
+    size = max(1, min(32, total // max(1, jobs * 8)))
+    return [(i, min(total, i + size)) for i in range(0, total, size)]
+
+
+def _execute(plan: Plan, work: list[Work], jobs: int, verify: bool) -> Iterator[ChunkResult]:
+    _STATE.update(plan=plan, work=work, verify=verify)
+    chunks = _chunks(len(work), jobs)
+    try:
+        if jobs <= 1 or len(chunks) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            for chunk in chunks:
+                yield _run_chunk(chunk)
+            return
+        with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_signals) as pool:
+            yield from pool.imap(_run_chunk, chunks)
+    finally:
+        _STATE.clear()
+
+
+def compile_spec(
+    spec_path: str | Path, out_dir: str | Path | None, options: CompileOptions | None = None
+) -> CompileResult:
+    """Compile a spec into `out_dir` (atomically), or only size it up with `dry_run`."""
+    options = options or CompileOptions()
+    cache_dir = options.cache_dir or default_cache_dir()
+    plan = load_plan(spec_path, cache_dir)
+    if options.dry_run:
+        units = _units(plan, None, options.select)
+        n_items = sum(len(keys) for _, keys in units)
+        tokens = sum(k.length for _, keys in units for k in keys)
+        return CompileResult(None, n_items, tokens, _estimate(units), None)
+    if out_dir is None:
+        raise NeedlecError("an output directory is required (-o DIR)")
+    prepared = Prepared(plan, cache_dir)
+    prepared.filters.progress = options.progress
+    units = _units(plan, prepared, options.select)
+    work = prepare_work(prepared, units)
+    out = Path(out_dir)
+    files: dict[tuple[str, str], list[Any]] = {}
+    problems: list[str] = []
+    tally: dict[tuple[str, str], OverlapStats] = {}
+    total_tokens = 0
+    with atomic_directory(out) as tmp:
+        bar = tqdm(
+            total=len(work),
+            unit="item",
+            desc=f"compile {plan.spec.name}",
+            file=sys.stderr,
+            disable=not options.progress,
+            dynamic_ncols=True,
+        )
+        handles: dict[tuple[str, str], Any] = {}
+        position = 0
+        try:
+            for chunk in _execute(plan, work, options.jobs, options.verify):
+                # chunks may straddle two files, so route each line by its key
+                for line in chunk.blob.splitlines(keepends=True):
+                    config, key = work[position][0], work[position][1]
+                    position += 1
+                    slot = (config.name, key.tokenizer)
+                    if slot not in handles:
+                        relative = f"data/{config.name}/{key.tokenizer}.jsonl"
+                        (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
+                        handles[slot] = (tmp / relative).open("wb")
+                        files[slot] = [relative, 0]
+                    handles[slot].write(line)
+                    files[slot][1] += 1
+                total_tokens += chunk.tokens
+                problems.extend(chunk.problems)
+                for name, against, scores in chunk.overlap:
+                    tally.setdefault((name, against), OverlapStats()).add(scores)
+                bar.update(chunk.count)
+        finally:
+            for handle in handles.values():
+                handle.close()
+            bar.close()
+        if problems:
+            shown = "\n".join(f"  {p}" for p in problems[:20])
+            more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+            raise ContractError(f"{len(problems)} item(s) break the spec's contracts:\n{shown}{more}")
+        manifest = _manifest(plan, prepared, units, files, tmp, tally)
+        prepared.filters.write_audit(tmp)
+        (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
+        (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
+    return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest)
+
+
+def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
+    """Build a single item in memory (for `inspect` and documentation), without writing anything."""
+    prepared = Prepared(plan, cache_dir or default_cache_dir())
+    haystack = next(h for h in prepared.haystacks(config.spec) if h.id == key.haystack)
+    view = prepared.view(config.spec, haystack, key.tokenizer, key.length)
+    item, _ = build_item(plan.spec.name, config, key, view, prepared.kind(config))
+    return item
+
+
+def _overlap_report(tally: dict[tuple[str, str], OverlapStats], config: ConfigPlan) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        against: tally[(config.name, against)].as_dict()
+        for against in ("needle", "context")
+        if (config.name, against) in tally
+    }
+    if "context" in out:
+        out["context"]["length"] = min(config.spec.grid.length_points())
+    return out
+
+
+def _estimate(units: list[tuple[ConfigPlan, list[ItemKey]]]) -> int:
+    return sum(int(k.length * 4.3) + 2000 for _, keys in units for k in keys)
+
+
+def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]]) -> list[Work]:
+    """Pair every item key with its haystack view and needle kind (indexes built here, once)."""
+    work: list[Work] = []
+    for config, keys in units:
+        haystacks = {h.id: h for h in prepared.haystacks(config.spec)}
+        kind = prepared.kind(config)
+        longest: dict[tuple[str, str], int] = {}
+        for key in keys:
+            slot = (key.haystack, key.tokenizer)
+            longest[slot] = max(longest.get(slot, 0), key.length)
+        views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
+        # context overlap is measured on a sample: smallest length, first depth, first repeat
+        sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
+        work.extend(
+            (config, key, views[(key.haystack, key.tokenizer)], kind, (key.length, key.depth, key.repeat) == sample)
+            for key in keys
+        )
+    return work
+
+
+def _manifest(
+    plan: Plan,
+    prepared: Prepared,
+    units: list[tuple[ConfigPlan, list[ItemKey]]],
+    files: dict[tuple[str, str], list[Any]],
+    root: Path,
+    tally: dict[tuple[str, str], OverlapStats],
+) -> dict[str, Any]:
+    configs: dict[str, dict[str, Any]] = {}
+    sources: dict[str, dict[str, Any]] = {}
+    for config, _ in units:
+        for source in prepared.sources(config.spec):
+            sources[source.sha256 + source.name] = source.describe()
+        entries = [
+            file_entry(root, rel, label, rows) for (name, label), (rel, rows) in files.items() if name == config.name
+        ]
+        configs[config.name] = {
+            "variant": dict(config.axes),
+            "files": entries,
+            "haystacks": [
+                {"id": h.id, "sha256": h.sha256, "characters": len(h.text)} for h in prepared.haystacks(config.spec)
+            ],
+            "overlap": _overlap_report(tally, config),
+        }
+        report = prepared.kind_reports.get(config.name)
+        if report:
+            configs[config.name]["needle_kind"] = report
+    return build_manifest(
+        spec_name=plan.spec.name,
+        spec_file=plan.path.name,
+        spec_sha256=plan.spec_sha256,
+        sources=[sources[k] for k in sorted(sources)],
+        tokenizers=[prepared.tokenizers[k].describe() for k in sorted(prepared.tokenizers)],
+        filters=prepared.filters.manifest(),
+        configs=configs,
+    )

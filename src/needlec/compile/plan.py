@@ -1,0 +1,243 @@
+"""Resolve a spec file into a plan: validated configs (variants expanded) and their item keys.
+
+The plan is what every later stage reads; nothing after this point looks at raw spec data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from needlec.errors import NeedlecError, Problem, SpecError
+from needlec.haystacks.sources import SourceContext
+from needlec.kinds.base import needle_kind
+from needlec.spec.loader import Document, KeyPath, dotted, load_file, merge_documents
+from needlec.spec.models import Spec, json_schema
+from needlec.spec.templates import TemplateProblem, render
+from needlec.spec.validate import problems_from
+
+CONTEXT_SENTINEL = "\x00needlec-context\x00"
+DEFAULT_CONFIG = "default"
+
+
+@dataclass(frozen=True)
+class ConfigPlan:
+    """One dataset config: its name, the variant values that made it, and its validated spec."""
+
+    name: str
+    axes: tuple[tuple[str, str], ...]
+    spec: Spec
+
+    def depth_points(self) -> list[float]:
+        multi = self.spec.placement.multi
+        if isinstance(multi, list):
+            return [round(float(multi[0]), 4)]
+        return self.spec.grid.depth_points()
+
+    def needle_depths(self, depth: float, count: int) -> list[float]:
+        """Target depth of each needle for a grid depth (Kamradt's spread or fixed depths)."""
+        multi = self.spec.placement.multi
+        if isinstance(multi, list):
+            return [round(float(d), 4) for d in multi]
+        return [round(depth + i * (100.0 - depth) / count, 4) for i in range(count)]
+
+
+@dataclass(frozen=True)
+class ItemKey:
+    """Identifies one item; its seed depends on nothing else, so items never affect each other."""
+
+    config: str
+    tokenizer: str
+    length: int
+    depth: float
+    case: str
+    haystack: str
+    repeat: int
+
+    def seed(self, root_seed: int) -> int:
+        # The tokenizer is left out on purpose: every tokenizer gets the same draw and window.
+        text = f"{root_seed}|{self.config}|{self.length}|{self.depth!r}|{self.case}|{self.haystack}|{self.repeat}"
+        # 63 bits: fits a signed 64-bit column, so Arrow and `datasets` keep it an exact integer
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+    def id(self, benchmark: str) -> str:
+        return (
+            f"{benchmark}/{self.config}/{self.tokenizer}/{self.length}/{self.depth:g}/"
+            f"{self.case}/{self.haystack}/{self.repeat}"
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A spec resolved into configs, with the document kept for error locations and hashing."""
+
+    path: Path
+    doc: Document
+    spec: Spec
+    configs: tuple[ConfigPlan, ...]
+    spec_sha256: str
+
+    @property
+    def spec_dir(self) -> Path:
+        return self.path.resolve().parent
+
+    def config(self, name: str) -> ConfigPlan:
+        for config in self.configs:
+            if config.name == name:
+                return config
+        raise KeyError(name)
+
+    def keys(self, config: ConfigPlan, haystacks: list[str]) -> Iterator[ItemKey]:
+        spec = config.spec
+        cases = needle_kind(spec.needle).cases()
+        for tokenizer, length, depth, case, haystack, repeat in itertools.product(
+            [t.label for t in spec.tokenizers],
+            spec.grid.length_points(),
+            config.depth_points(),
+            cases,
+            haystacks,
+            range(spec.grid.repeats),
+        ):
+            yield ItemKey(config.name, tokenizer, length, depth, case, haystack, repeat)
+
+
+def _validate(data: dict[str, Any], doc: Document, root: KeyPath) -> tuple[Spec | None, list[Problem]]:
+    try:
+        return Spec.model_validate(data), []
+    except ValidationError as exc:
+        # the schema (for "allowed keys" hints) is only needed, and only built, when something is wrong
+        return None, problems_from(exc, doc, json_schema(), root)
+
+
+def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
+    """Load, validate and resolve a spec file; raises SpecError listing every problem found."""
+    path = Path(path)
+    doc = load_file(path)
+    base, problems = _validate(doc.data, doc, ())
+    if base is None:
+        raise SpecError(_unique(problems))
+    configs: list[ConfigPlan] = []
+    axes = list(base.variants.items())
+    combos = itertools.product(*[[(axis, value) for value in values] for axis, values in axes])
+    for combo in combos:
+        merged = doc
+        for axis, value in combo:
+            merged = merge_documents(merged, doc, ("variants", axis, value))
+        data = dict(merged.data)
+        data["variants"] = {}
+        spec, found = _validate(data, merged, ())
+        problems.extend(found)
+        if spec is not None:
+            name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
+            configs.append(ConfigPlan(name, tuple(combo), spec))
+            problems.extend(_preflight(spec, merged, path, cache_dir))
+    if problems:
+        raise SpecError(_unique(problems))
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise SpecError(
+            [Problem("variant values must give distinct config names", doc.locate(("variants",)), "variants")]
+        )
+    return Plan(path=path, doc=doc, spec=base, configs=tuple(configs), spec_sha256=doc.sha256)
+
+
+def render_messages(spec: Spec, question: str, values: dict[str, str]) -> list[dict[str, str]]:
+    """Messages with the context left as a sentinel (spliced in by the item builder)."""
+    variables = {**spec.prompt.vars, **values, "question": question, "context": CONTEXT_SENTINEL}
+    messages = []
+    if spec.prompt.system is not None:
+        messages.append({"role": "system", "content": render(spec.prompt.system, variables)})
+    messages.append({"role": "user", "content": render(spec.prompt.user, variables)})
+    return messages
+
+
+def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) -> list[Problem]:
+    """Checks that need more than the schema: templates render, sources exist."""
+    problems: list[Problem] = []
+    kind = needle_kind(spec.needle)
+    try:
+        draw = kind.draw(kind.cases()[0], random.Random(0))
+    except TemplateProblem as exc:
+        placeholders = {name: "0" for name in getattr(spec.needle, "vars", {})}
+        failing = _failing_template(doc, ("needle",), placeholders)
+        problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
+        return problems
+    try:
+        messages = render_messages(spec, draw.question, draw.values)
+    except TemplateProblem as exc:
+        variables = {**spec.prompt.vars, **draw.values, "question": draw.question, "context": CONTEXT_SENTINEL}
+        failing = _failing_template(doc, ("prompt",), variables)
+        problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
+        return problems
+    hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
+    user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
+    if hits != [len(messages) - 1] or user_hits != 1:
+        problems.append(
+            Problem(
+                "the user template must insert `{{ context }}` exactly once, "
+                "unfiltered, and the system template must not use it",
+                doc.locate(("prompt", "user")),
+                "prompt.user",
+            )
+        )
+    ctx = SourceContext(spec_dir=path.resolve().parent, cache_dir=cache_dir or Path("."))
+    for i, source in enumerate(spec.haystack.sources):
+        check = getattr(source, "preflight", None)
+        if check is None:
+            continue
+        for message in check(ctx):
+            key: KeyPath = ("haystack", "sources", i)
+            problems.append(Problem(message, doc.locate(key), dotted(key)))
+    multi = spec.placement.multi
+    if isinstance(multi, list) and len(multi) != len(draw.needles):
+        key = ("placement", "multi")
+        problems.append(
+            Problem(f"{len(multi)} fixed depths for {len(draw.needles)} needles", doc.locate(key), dotted(key))
+        )
+    return problems
+
+
+def _failing_template(doc: Document, root: KeyPath, variables: dict[str, Any]) -> KeyPath:
+    """Key path of the first template string under `root` that fails to parse or render."""
+
+    def strings(node: Any, path: KeyPath) -> Iterator[tuple[KeyPath, str]]:
+        if isinstance(node, str):
+            yield path, node
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                if key != "vars":  # constants and random-value settings, not templates
+                    yield from strings(value, (*path, key))
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                yield from strings(value, (*path, i))
+
+    node: Any = doc.data
+    for part in root:
+        node = node.get(part) if isinstance(node, dict) else None
+    for path, text in strings(node, root):
+        try:
+            render(text, variables)
+        except TemplateProblem:
+            return path
+    return root
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    seen = set()
+    out = []
+    for p in problems:
+        marker = (str(p.location), p.key_path, p.message)
+        if marker not in seen:
+            seen.add(marker)
+            out.append(p)
+    return out
+
+
+__all__ = ["CONTEXT_SENTINEL", "ConfigPlan", "ItemKey", "NeedlecError", "Plan", "load_plan", "render_messages"]

@@ -1,1 +1,0 @@
-"""Spec language, plan resolution, tokenizers, haystacks, placement, items and checks."""

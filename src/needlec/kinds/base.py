@@ -1,0 +1,112 @@
+"""Needle kinds: what is hidden in the haystack, what is asked, and which answers count.
+
+A kind expands into *cases* (an axis of the grid: one case for a fixed needle, one per pair for
+a needle set) and, per item, *draws* concrete text from a seeded RNG.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from pydantic import Field, model_validator
+
+from needlec.registry import Registry
+from needlec.spec.base import StrictModel
+from needlec.spec.templates import render
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Concrete needle texts, question and answers for one item."""
+
+    case: str
+    needles: tuple[str, ...]
+    question: str
+    answers: tuple[str, ...]
+    values: dict[str, str] = field(default_factory=dict)
+    distractors: tuple[str, ...] = ()  # irrelevant sentences inserted away from the needle
+    forbidden: tuple[str, ...] = ()  # must not occur in the haystack outside needles/distractors
+
+
+class NeedleKind(Protocol):
+    def cases(self) -> list[str]: ...
+    def draw(self, case: str, rng: random.Random) -> Draw: ...
+    def bind_haystacks(self, texts: list[str]) -> dict[str, object]: ...
+
+
+class RandomValue(StrictModel):
+    """A value drawn per item from the item's seeded RNG, usable in needle templates."""
+
+    kind: Literal["digits", "letters", "hex", "choice"] = Field(
+        description="`digits` (0-9), `letters` (A-Z), `hex` (0-9a-f) strings of `length`, or one of `choices`."
+    )
+    length: int = Field(7, ge=1, le=256, description="Characters to draw (not used by `choice`).")
+    choices: list[str] | None = Field(None, description="Values to pick from for `choice`.")
+
+    @model_validator(mode="after")
+    def _choices(self) -> RandomValue:
+        if self.kind == "choice" and not self.choices:
+            raise ValueError("`choice` needs a non-empty `choices` list")
+        return self
+
+    def draw(self, rng: random.Random) -> str:
+        if self.kind == "choice":
+            assert self.choices is not None
+            return rng.choice(self.choices)
+        alphabet = {"digits": string.digits, "letters": string.ascii_uppercase, "hex": "0123456789abcdef"}[self.kind]
+        return "".join(rng.choice(alphabet) for _ in range(self.length))
+
+
+class TemplateNeedle(StrictModel):
+    """One or more needle sentences, a question and accepted answers, all Jinja2 templates."""
+
+    type: Literal["template"] = Field("template", description="Selects template needles.")
+    needles: list[str] = Field(
+        min_length=1,
+        description="Needle texts, inserted in this order. "
+        "Several needles make a multi-needle test (see `placement.multi`).",
+        examples=[["The lighthouse keeper's cat is named Saffron."]],
+    )
+    question: str = Field(
+        description="The question asked about the needles.", examples=["What is the lighthouse keeper's cat named?"]
+    )
+    answers: list[str] = Field(min_length=1, description="Accepted answers (templates too).", examples=[["Saffron"]])
+    vars: dict[str, RandomValue] = Field(
+        default_factory=dict,
+        description="Random values drawn per item and available to every template by name, e.g. a passkey.",
+        examples=[{"code": {"kind": "digits", "length": 7}}],
+    )
+
+
+class TemplateKind:
+    def __init__(self, config: TemplateNeedle) -> None:
+        self.config = config
+
+    def cases(self) -> list[str]:
+        return ["main"]
+
+    def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
+        return {}
+
+    def draw(self, case: str, rng: random.Random) -> Draw:
+        values = {name: spec.draw(rng) for name, spec in sorted(self.config.vars.items())}
+        return Draw(
+            case=case,
+            needles=tuple(render(t, values) for t in self.config.needles),
+            question=render(self.config.question, values),
+            answers=tuple(render(a, values) for a in self.config.answers),
+            values=values,
+        )
+
+
+NEEDLES: Registry[Callable[..., NeedleKind]] = Registry("needles")
+NEEDLES.register("template", TemplateNeedle)(TemplateKind)
+
+
+def needle_kind(config: StrictModel) -> NeedleKind:
+    kind: str = config.type  # type: ignore[attr-defined]  # every needle model has a `type` tag
+    return NEEDLES.get(kind).factory(config)

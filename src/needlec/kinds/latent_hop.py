@@ -1,0 +1,236 @@
+"""Latent-hop needles (NoLiMa): the question and its needle share no words.
+
+A needle template places a character and a needle keyword W_n; the question asks about a
+question keyword W_q that is tied to W_n only by world knowledge (one hop) or through an
+intermediate fact (two hops). Each group has a default and an inverted word order. The gold
+answer is the character, drawn per item from a name pool from which every name that occurs in
+the haystacks has been removed.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from needlec.kinds.base import NEEDLES, Draw
+from needlec.languages.names import BUILTIN_NAMES
+from needlec.spec.base import StrictModel
+from needlec.spec.templates import render
+
+_WORD = re.compile(r"\w+(?:[-'’]\w+)*")
+Hop = Literal["one", "two"]
+Order = Literal["default", "inverted"]
+
+
+class KeywordPair(StrictModel):
+    """A needle keyword W_n with the question keyword(s) W_q it implies."""
+
+    id: str = Field(pattern=r"^[a-z0-9_-]+$", description="Identifier, unique within its group.")
+    w_n: str = Field(description="Needle keyword, written into the needle.", examples=["the Atomium"])
+    one_hop: str | None = Field(None, description="W_q one association away from W_n.", examples=["Brussels"])
+    two_hop: str | None = Field(None, description="W_q two associations away from W_n.", examples=["Belgium"])
+
+    @model_validator(mode="after")
+    def _some_question(self) -> KeywordPair:
+        if self.one_hop is None and self.two_hop is None:
+            raise ValueError("a keyword pair needs `one_hop`, `two_hop` or both")
+        return self
+
+    def w_q(self, hop: Hop) -> str | None:
+        return self.one_hop if hop == "one" else self.two_hop
+
+
+class NeedleGroup(StrictModel):
+    """Needle templates in both word orders, question templates, and the group's keyword pairs."""
+
+    id: str = Field(pattern=r"^[a-z0-9_-]+$", description="Identifier of the group.")
+    default: str = Field(
+        description="Needle template with the character before W_n; uses "
+        "`{{ char }}` and `{{ w_n }}`, usually after a short preface phrase.",
+        examples=["Actually, {{ char }} lives beside {{ w_n }}."],
+    )
+    inverted: str = Field(
+        description="Needle template with W_n before the character.",
+        examples=["Actually, {{ w_n }} stands beside the home of {{ char }}."],
+    )
+    question: str = Field(
+        description="Question template using `{{ w_q }}`.", examples=["Which character has been to {{ w_q }}?"]
+    )
+    direct_question: str = Field(
+        description="Question naming W_n itself (`{{ w_n }}`), for the literal-match ablation.",
+        examples=["Which character lives beside {{ w_n }}?"],
+    )
+    pairs: list[KeywordPair] = Field(min_length=1, description="Keyword pairs of this group.")
+
+
+class CaseSelection(StrictModel):
+    """Which question-needle pairs a config uses."""
+
+    hops: list[Hop] = Field(
+        default_factory=lambda: ["one", "two"],  # type: ignore[arg-type]
+        description="Hops to include.",
+    )
+    orders: list[Order] = Field(
+        default_factory=lambda: ["default", "inverted"],  # type: ignore[arg-type]
+        description="Word orders to include.",
+    )
+    cases: list[str] | None = Field(
+        None,
+        description="Only these case ids (`GROUP.PAIR.HOP.ORDER`), e.g. a hard subset.",
+        examples=[["landmarks.alhambra.two.inverted"]],
+    )
+
+
+class LatentHopNeedle(StrictModel):
+    """NoLiMa-style needles: keyword pairs linked by latent knowledge, a character as answer."""
+
+    type: Literal["latent_hop"] = Field(description="Selects latent-hop needles.")
+    groups: list[NeedleGroup] = Field(min_length=1, description="Needle groups.")
+    names: list[str] | None = Field(
+        None, description="Character name pool; the built-in pool of 120 names from many regions when omitted."
+    )
+    exclude_names_in_haystack: bool = Field(
+        True, description="Drop every name that occurs as a word in any haystack (in any letter case)."
+    )
+    select: CaseSelection = Field(
+        default_factory=CaseSelection,  # type: ignore[arg-type]
+        description="Subset of question-needle pairs.",
+    )
+    question_mode: Literal["latent", "direct"] = Field(
+        "latent",
+        description="`latent`: ask about W_q; `direct`: ask about W_n itself (literal match, like vanilla NIAH).",
+    )
+    choices: int = Field(
+        0,
+        ge=0,
+        le=26,
+        description="With 2 or more, the question lists this "
+        "many character names as options, the answer among them (literal-match "
+        "multiple choice). 0 = open question.",
+    )
+    choices_template: str = Field(
+        "{{ question }} Options: {{ options }}.",
+        description="How options are added to the question; uses `{{ question }}` and `{{ options }}` "
+        "(the names joined by commas).",
+    )
+    distractor: str | None = Field(
+        None,
+        description="Template of an irrelevant sentence that "
+        "contains W_q (`{{ w_q }}`), inserted between 20% and 80% of "
+        "the context and at least 20% of it away from the needle.",
+        examples=["There was a long report about {{ w_q }} in the paper."],
+    )
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> LatentHopNeedle:
+        groups = [g.id for g in self.groups]
+        if len(set(groups)) != len(groups):
+            raise ValueError("group ids must be unique")
+        for group in self.groups:
+            ids = [p.id for p in group.pairs]
+            if len(set(ids)) != len(ids):
+                raise ValueError(f"pair ids in group {group.id!r} must be unique")
+        return self
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    group: NeedleGroup
+    pair: KeywordPair
+    hop: Hop
+    order: Order
+
+
+class LatentHopKind:
+    def __init__(self, config: LatentHopNeedle) -> None:
+        self.config = config
+        self.pool: tuple[str, ...] = tuple(config.names or BUILTIN_NAMES)
+        self.excluded: tuple[str, ...] = ()
+        self._cases = {c.id: c for c in self._all_cases()}
+
+    def _all_cases(self) -> list[Case]:
+        chosen = set(self.config.select.cases) if self.config.select.cases is not None else None
+        out = []
+        for group in self.config.groups:
+            for pair in group.pairs:
+                for hop in ("one", "two"):
+                    if pair.w_q(hop) is None or hop not in self.config.select.hops:  # type: ignore[arg-type]
+                        continue
+                    for order in ("default", "inverted"):
+                        case_id = f"{group.id}.{pair.id}.{hop}.{order}"
+                        if order in self.config.select.orders and (chosen is None or case_id in chosen):
+                            out.append(Case(case_id, group, pair, hop, order))  # type: ignore[arg-type]
+        return out
+
+    def cases(self) -> list[str]:
+        return list(self._cases)
+
+    def unknown_cases(self) -> list[str]:
+        every = {
+            c.id
+            for c in LatentHopKind(self.config.model_copy(update={"select": CaseSelection(cases=None)}))._all_cases()
+        }
+        return sorted(set(self.config.select.cases or []) - every)
+
+    def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
+        """Remove names that occur in any haystack; returns what was excluded, for the manifest."""
+        if not self.config.exclude_names_in_haystack:
+            return {"pool": len(self.pool), "excluded": []}
+        vocabularies = [_words(t) for t in texts]
+        exact = set().union(*(v[0] for v in vocabularies))
+        folded = set().union(*(v[1] for v in vocabularies))
+        sensitive = [n for n in self.pool if n in exact]
+        insensitive = [n for n in self.pool if n not in exact and n.casefold() in folded]
+        self.excluded = tuple(sensitive + insensitive)
+        self.pool = tuple(n for n in self.pool if n not in set(self.excluded))
+        return {
+            "pool": len(self.pool) + len(self.excluded),
+            "excluded": sorted(self.excluded),
+            "excluded_exact_case": len(sensitive),
+            "excluded_other_case": len(insensitive),
+        }
+
+    def draw(self, case_id: str, rng: random.Random) -> Draw:
+        case = self._cases[case_id]
+        if len(self.pool) < max(2, self.config.choices):
+            raise ValueError("the character name pool is too small after excluding haystack names")
+        char = rng.choice(self.pool)
+        w_q = case.pair.w_q(case.hop) or ""
+        values = {"char": char, "w_n": case.pair.w_n, "w_q": w_q}
+        template = case.group.default if case.order == "default" else case.group.inverted
+        needle = render(template, values)
+        if self.config.question_mode == "direct":
+            question = render(case.group.direct_question, values)
+        else:
+            question = render(case.group.question, values)
+        if self.config.choices >= 2:
+            others = rng.sample([n for n in self.pool if n != char], self.config.choices - 1)
+            options = [char, *others]
+            rng.shuffle(options)
+            question = render(self.config.choices_template, {"question": question, "options": ", ".join(options)})
+        distractors = (render(self.config.distractor, values),) if self.config.distractor else ()
+        return Draw(
+            case=case_id,
+            needles=(needle,),
+            question=question,
+            answers=(char,),
+            values={**values, "hop": case.hop, "order": case.order, "group": case.group.id, "pair": case.pair.id},
+            distractors=distractors,
+            forbidden=(char, w_q),
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _words(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Every word of a text (hyphenated words kept whole), as written and case-folded."""
+    words = frozenset(_WORD.findall(text))
+    return words, frozenset(w.casefold() for w in words)
+
+
+NEEDLES.register("latent_hop", LatentHopNeedle)(LatentHopKind)

@@ -1,0 +1,1 @@
+"""Language data: name pools, and (as families arrive) sentence rules, joiners and vocabularies per language."""

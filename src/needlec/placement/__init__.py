@@ -1,0 +1,1 @@
+"""Token-exact placement of needles in a haystack window."""

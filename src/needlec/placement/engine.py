@@ -1,0 +1,305 @@
+"""The placement engine: cut a haystack window and insert needles so the count is exact.
+
+The assembled context is `H[start:q1] + n1 + H[q1:q2] + n2 + ... + H[qk:end]` for haystack text
+H, boundary positions q and needle texts n. Its token count is computed without re-encoding it:
+around every seam (start, each insertion, end) a small window between two safe points is
+re-encoded, and the tokens between windows come from the haystack's single tokenization. The
+window end (or start, when a needle must be the last text) is then solved to the exact target.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from needlec.errors import ContractError
+from needlec.haystacks.index import HaystackIndex
+
+MARGIN_TOKENS = 8
+MAX_STEPS = 12
+
+
+@dataclass(frozen=True)
+class Insert:
+    """Text inserted into the haystack at character `pos` (inserts at one pos keep list order)."""
+
+    pos: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an item's context comes from and how many tokens it has."""
+
+    start: int
+    end: int
+    inserts: tuple[Insert, ...]
+    total_tokens: int  # count of prefix + context + suffix, the solved quantity
+    context_tokens: int
+    needle_tokens: tuple[int, ...]  # token offset of each needle inside the context
+    needle_chars: tuple[int, ...]  # character offset of each needle inside the context
+
+    def context(self, text: str) -> str:
+        return assemble(text, self.start, self.end, self.inserts)
+
+    def depths(self) -> tuple[float, ...]:
+        if not self.context_tokens:
+            return tuple(0.0 for _ in self.needle_tokens)
+        return tuple(round(100.0 * t / self.context_tokens, 4) for t in self.needle_tokens)
+
+
+def assemble(text: str, start: int, end: int, inserts: tuple[Insert, ...] | list[Insert]) -> str:
+    pieces: list[str] = []
+    cursor = start
+    for ins in inserts:
+        if start <= ins.pos <= end:
+            pieces.append(text[cursor : ins.pos])
+            pieces.append(ins.text)
+            cursor = ins.pos
+    pieces.append(text[cursor:end])
+    return "".join(pieces)
+
+
+def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans with overlapping or touching ones joined."""
+    merged: list[list[int]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+class Counter:
+    """Exact token counts of assembled contexts over one haystack index."""
+
+    def __init__(self, index: HaystackIndex) -> None:
+        self.index = index
+        self.tokenizer = index.tokenizer
+
+    def _safe_tok(self, pos: int) -> int:
+        i = bisect.bisect_left(self.index.safe, pos)
+        return self.index.safe_tok[i]
+
+    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[tuple[int, int]]:
+        idx = self.index
+        safe = idx.safe
+
+        def right(x: int) -> int:
+            j = idx.safe_at_or_after(x)
+            return safe[j] if j is not None and safe[j] < end else end
+
+        def left(x: int) -> int:
+            i = idx.safe_at_or_before(x)
+            return safe[i] if i is not None and safe[i] > start else start
+
+        spans = [(start, right(start + 1))]
+        spans.extend((left(ins.pos - 2), right(ins.pos + 1)) for ins in inserts)
+        spans.append((left(end - 2), end))
+        return merge_spans(spans)
+
+    def count(self, start: int, end: int, inserts: list[Insert], prefix: str = "", suffix: str = "") -> int:
+        text = self.index.text
+        if not self.index.local:
+            return self.tokenizer.count(prefix + assemble(text, start, end, inserts) + suffix)
+        total = 0
+        previous: int | None = None
+        for a, b in self._windows(start, end, inserts):
+            if previous is not None:
+                total += self._safe_tok(a) - self._safe_tok(previous)
+            piece = assemble(text, a, b, [i for i in inserts if a <= i.pos <= b])
+            if a == start:
+                piece = prefix + piece
+            if b == end:
+                piece += suffix
+            total += self.tokenizer.count(piece)
+            previous = b
+        return total
+
+
+def _nearest(candidates: list[int], x: int, lo: int, hi: int) -> int | None:
+    """Candidate closest to x within [lo, hi] (ties go to the earlier one); None if none is."""
+    x = min(max(x, lo), hi)
+    i = bisect.bisect_left(candidates, x)
+    best: int | None = None
+    for j in (i - 1, i):
+        if 0 <= j < len(candidates) and lo <= candidates[j] <= hi:
+            c = candidates[j]
+            if best is None or abs(c - x) < abs(best - x):
+                best = c
+    return best
+
+
+def _solve(
+    count_at: Callable[[int], int], first_k: int, sign: int, cut: Callable[[int], int], n_tokens: int, target: int
+) -> tuple[int, int]:
+    """Find a cut (token index -> char position) whose total count equals target."""
+    k = first_k
+    seen: dict[int, int] = {}
+    for _ in range(MAX_STEPS):
+        k = min(max(k, 0), n_tokens)
+        pos = cut(k)
+        if pos in seen:
+            break
+        total = count_at(pos)
+        seen[pos] = total
+        if total == target:
+            return pos, total
+        k += sign * (target - total)
+    # Newton steps cycle only where BPE merges across the cut; scan characters near the best guess.
+    best = min(seen, key=lambda p: abs(seen[p] - target))
+    for delta in range(1, 64):
+        for pos in (best + delta, best - delta):
+            total = count_at(pos)
+            if total == target:
+                return pos, total
+    raise ContractError(f"could not cut the haystack to exactly {target} tokens near character {best}")
+
+
+def place(
+    index: HaystackIndex,
+    counter: Counter,
+    *,
+    start: int,
+    target: int,
+    needles: list[str],
+    depths: list[float],
+    snap: str,
+    joiner: str,
+    prefix: str = "",
+    suffix: str = "",
+) -> Placement:
+    """Place needles at target depths (percent) in a window of exactly `target` tokens.
+
+    `target` counts prefix + context + suffix; prefix and suffix are the prompt text around the
+    context when the whole prompt is counted, and empty otherwise.
+    """
+    tok = index.tokenizer
+    text = index.text
+    bounds = index.boundaries(snap)
+    needle_tokens = [tok.count(n + joiner) for n in needles]
+    frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
+    context_est = target - frame_tokens
+    hay_tokens = context_est - sum(needle_tokens)
+    if hay_tokens < 2 * MARGIN_TOKENS:
+        raise ContractError(
+            f"target length {target} is too small for the needles and prompt "
+            f"({sum(needle_tokens) + frame_tokens} tokens)"
+        )
+    order = sorted(range(len(needles)), key=lambda i: (depths[i], i))
+    at_end = [i for i in order if depths[i] >= 100.0]
+    t_begin = index.token_at(start)
+
+    def offsets(base_k: int) -> list[int]:
+        before = 0
+        result = {}
+        for i in order:
+            result[i] = base_k + round(depths[i] / 100.0 * context_est) - before
+            before += needle_tokens[i]
+        return [result[i] for i in range(len(needles))]
+
+    if not at_end:
+        k_end = t_begin + hay_tokens
+        if k_end + MARGIN_TOKENS >= index.n_tokens:
+            raise ContractError("haystack is too short for this length (internal sizing error)")
+        hi = index.tok_char[max(t_begin, k_end - MARGIN_TOKENS)]
+        positions = _snap_all(offsets(t_begin), order, index, bounds, start, hi, always=start)
+        inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
+
+        def count_end(pos: int) -> int:
+            return counter.count(start, pos, inserts, prefix, suffix)
+
+        end, total = _solve(count_end, k_end, +1, lambda k: index.tok_char[k], index.n_tokens, target)
+        if inserts and end <= inserts[-1].pos + 1:
+            raise ContractError("needles did not fit inside the window (internal placement error)")
+        begin = start
+    else:
+        j = bisect.bisect_left(bounds, index.tok_char[min(t_begin + hay_tokens + MARGIN_TOKENS, index.n_tokens)])
+        if j >= len(bounds):
+            raise ContractError("haystack is too short for this length (internal sizing error)")
+        end = bounds[j]
+        k_begin = index.token_at(end) - hay_tokens
+        lo = index.tok_char[min(k_begin + MARGIN_TOKENS, index.n_tokens)]
+        middle = [i for i in order if depths[i] < 100.0]
+        positions = _snap_all(offsets(k_begin), middle, index, bounds, lo, end, always=None)
+        positions.update({i: end for i in at_end})
+        inserts = _inserts(positions, needles, order, joiner, last_without_joiner=True)
+
+        def cut_start(k: int) -> int:
+            pos = index.tok_char[k]
+            while pos < end and text[pos].isspace():
+                pos += 1
+            return pos
+
+        def count_start(pos: int) -> int:
+            return counter.count(pos, end, inserts, prefix, suffix)
+
+        begin, total = _solve(count_start, k_begin, -1, cut_start, index.n_tokens, target)
+        if inserts and begin >= inserts[0].pos - 1 and inserts[0].pos != end:
+            raise ContractError("needles did not fit inside the window (internal placement error)")
+
+    context_tokens = total if not (prefix or suffix) else counter.count(begin, end, inserts)
+    return _measure(counter, text, begin, end, inserts, needles, order, total, context_tokens)
+
+
+def _snap_all(
+    targets: list[int], order: list[int], index: HaystackIndex, bounds: list[int], lo: int, hi: int, always: int | None
+) -> dict[int, int]:
+    positions: dict[int, int] = {}
+    floor = lo
+    for i in order:
+        k = min(max(targets[i], 0), index.n_tokens)
+        x = index.tok_char[k]
+        q = _nearest(bounds, x, floor, hi)
+        if always is not None and (q is None or abs(always - x) < abs(q - x)) and always >= floor:
+            q = always
+        if q is None:
+            q = floor
+        positions[i] = q
+        floor = q
+    return positions
+
+
+def _inserts(
+    positions: dict[int, int], needles: list[str], order: list[int], joiner: str, last_without_joiner: bool
+) -> list[Insert]:
+    result = []
+    for rank, i in enumerate(order):
+        ending = "" if last_without_joiner and rank == len(order) - 1 else joiner
+        result.append(Insert(positions[i], needles[i] + ending))
+    return result
+
+
+def _measure(
+    counter: Counter,
+    text: str,
+    begin: int,
+    end: int,
+    inserts: list[Insert],
+    needles: list[str],
+    order: list[int],
+    total: int,
+    context_tokens: int,
+) -> Placement:
+    token_offsets: dict[int, int] = {}
+    char_offsets: dict[int, int] = {}
+    chars_before = 0
+    cursor = begin
+    for rank, i in enumerate(order):
+        ins = inserts[rank]
+        chars_before += ins.pos - cursor
+        cursor = ins.pos
+        char_offsets[i] = chars_before
+        token_offsets[i] = counter.count(begin, ins.pos, inserts[:rank]) if ins.pos > begin or rank else 0
+        chars_before += len(ins.text)
+    return Placement(
+        start=begin,
+        end=end,
+        inserts=tuple(inserts),
+        total_tokens=total,
+        context_tokens=context_tokens,
+        needle_tokens=tuple(token_offsets[i] for i in range(len(needles))),
+        needle_chars=tuple(char_offsets[i] for i in range(len(needles))),
+    )

@@ -1,0 +1,194 @@
+"""Check a dataset folder against its manifest and checksums, and fetch published copies.
+
+`verify_dataset` reads every byte: each data file's sha256, size and row count must match the
+manifest, the manifest's content hash must match its body, and when a `SHA256SUMS` file is
+present every file it lists must match it. A single flipped byte anywhere is reported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from needlec.errors import NeedlecError, OutputError
+from needlec.exporters.manifest import MANIFEST, content_hash
+from needlec.publish.card import SUMS
+from needlec.util.atomic import atomic_directory
+
+HUB_URL = re.compile(r"^https?://huggingface\.co/datasets/([\w.-]+/[\w.-]+?)(?:/tree/([^/]+))?/?$")
+REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+@dataclass
+class VerifyReport:
+    folder: Path
+    checked: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    has_sums: bool = False
+    content_hash: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def file_digest(path: Path) -> tuple[str, int, int]:
+    """sha256, size and line count of a file, read once in blocks."""
+    digest = hashlib.sha256()
+    size = lines = 0
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+            lines += block.count(b"\n")
+    return digest.hexdigest(), size, lines
+
+
+def read_sums(path: Path) -> dict[str, str]:
+    """A `sha256sum`-style file: `<hex>  <path>` per line."""
+    sums = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        match = re.fullmatch(r"([0-9a-f]{64}) [ *](.+)", line.strip())
+        if not match:
+            raise OutputError(f"{path}:{number}: not a `<sha256>  <path>` line")
+        sums[match.group(2)] = match.group(1)
+    return sums
+
+
+def write_sums(folder: Path, paths: list[str]) -> str:
+    lines = [f"{file_digest(folder / p)[0]}  {p}" for p in sorted(paths)]
+    text = "\n".join(lines) + "\n"
+    (folder / SUMS).write_text(text, encoding="utf-8")
+    return text
+
+
+def _inside(folder: Path, relative: str) -> Path | None:
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts:
+        return None
+    return folder / pure
+
+
+def verify_dataset(folder: str | Path) -> VerifyReport:
+    folder = Path(folder)
+    report = VerifyReport(folder)
+    manifest_path = folder / MANIFEST
+    if not manifest_path.is_file():
+        raise OutputError(f"{folder}: no {MANIFEST}; is this a needlec dataset folder?")
+    try:
+        manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        report.problems.append(f"{MANIFEST}: not valid JSON ({exc})")
+        manifest = {}
+    report.content_hash = str(manifest.get("content_hash", ""))
+    if manifest and content_hash(manifest) != manifest.get("content_hash"):
+        report.problems.append(f"{MANIFEST}: content hash does not match the manifest's contents")
+    listed: set[str] = set()
+    for name, info in (manifest.get("configs") or {}).items():
+        for entry in info.get("files", []):
+            relative = entry["path"]
+            listed.add(relative)
+            path = _inside(folder, relative)
+            if path is None or not path.is_file():
+                report.problems.append(f"{relative}: missing (config {name}, split {entry.get('split')})")
+                continue
+            sha, size, lines = file_digest(path)
+            report.checked.append(relative)
+            if sha != entry.get("sha256"):
+                report.problems.append(f"{relative}: sha256 {sha} does not match the manifest's {entry.get('sha256')}")
+            if size != entry.get("bytes"):
+                report.problems.append(f"{relative}: {size} bytes, the manifest says {entry.get('bytes')}")
+            if lines != entry.get("rows"):
+                report.problems.append(f"{relative}: {lines} rows, the manifest says {entry.get('rows')}")
+    data = folder / "data"
+    if data.is_dir():
+        for path in sorted(p for p in data.rglob("*") if p.is_file()):
+            relative = path.relative_to(folder).as_posix()
+            if relative not in listed:
+                report.problems.append(f"{relative}: a data file the manifest does not list")
+    sums_path = folder / SUMS
+    if sums_path.is_file():
+        report.has_sums = True
+        _check_sums(folder, read_sums(sums_path), manifest, listed, report)
+    return report
+
+
+def _check_sums(
+    folder: Path, sums: dict[str, str], manifest: dict[str, Any], listed: set[str], report: VerifyReport
+) -> None:
+    required = listed | {MANIFEST} | ({"README.md"} if (folder / "README.md").is_file() else set())
+    report.problems += [f"{SUMS}: does not list {relative}" for relative in sorted(required - set(sums))]
+    for relative, expected in sums.items():
+        path = _inside(folder, relative)
+        if path is None or not path.is_file():
+            report.problems.append(f"{relative}: listed in {SUMS} but missing")
+            continue
+        if relative in listed and relative in report.checked:
+            continue  # already hashed against the manifest; compare below without reading twice
+        sha = file_digest(path)[0]
+        report.checked.append(relative)
+        if sha != expected:
+            report.problems.append(f"{relative}: sha256 {sha} does not match {SUMS}")
+    for info in (manifest.get("configs") or {}).values():
+        for entry in info.get("files", []):
+            if entry["path"] in sums and sums[entry["path"]] != entry.get("sha256"):
+                report.problems.append(f"{entry['path']}: {SUMS} and {MANIFEST} disagree on its sha256")
+
+
+def parse_remote(source: str) -> tuple[str, str | None] | None:
+    """(repo id, revision) for `hf://ORG/NAME[@REV]`, a Hub dataset URL or a bare `ORG/NAME`."""
+    if source.startswith("hf://"):
+        repo, _, revision = source[len("hf://") :].removeprefix("datasets/").partition("@")
+        if not REPO_ID.match(repo):
+            raise NeedlecError(f"{source}: expected hf://ORG/NAME")
+        return repo, revision or None
+    match = HUB_URL.match(source)
+    if match:
+        return match.group(1), match.group(2)
+    if REPO_ID.match(source) and not Path(source).exists():
+        return source, None
+    return None
+
+
+def download(source: str, dest: str | Path, revision: str | None = None, token: str | None = None) -> VerifyReport:
+    """Fetch a published dataset (Hub repo or local folder) into `dest`, then verify it.
+
+    The copy lands in `dest` only when it is complete; `dest` is replaced atomically.
+    """
+    dest = Path(dest)
+    remote = parse_remote(source)
+    with atomic_directory(dest) as tmp:
+        if remote is None:
+            origin = Path(source.removeprefix("file://"))
+            if not (origin / MANIFEST).is_file():
+                raise OutputError(f"{source}: neither a Hub dataset (hf://ORG/NAME) nor a folder with a {MANIFEST}")
+            shutil.copytree(origin, tmp, dirs_exist_ok=True)
+        else:
+            repo, pinned = remote
+            _snapshot(repo, revision or pinned, token, tmp)
+        report = verify_dataset(tmp)
+        if not report.ok:
+            raise OutputError(f"{source}: the downloaded copy fails verification:\n  " + "\n  ".join(report.problems))
+    report.folder = dest.resolve()
+    return report
+
+
+def _snapshot(repo: str, revision: str | None, token: str | None, into: Path) -> None:
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as exc:  # pragma: no cover - a dependency of `datasets`
+        raise NeedlecError("downloading from the Hub needs the `huggingface_hub` package") from exc
+    with tempfile.TemporaryDirectory(prefix="needlec-hub-") as cache:
+        try:
+            snapshot_download(
+                repo_id=repo, repo_type="dataset", revision=revision, token=token, local_dir=str(into), cache_dir=cache
+            )
+        except Exception as exc:
+            raise NeedlecError(f"hf://{repo}: download failed: {type(exc).__name__}: {exc}") from None
+    shutil.rmtree(into / ".cache", ignore_errors=True)

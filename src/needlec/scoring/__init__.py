@@ -1,0 +1,1 @@
+"""Scoring: metrics that judge a runner's responses, and the aggregates built from them."""

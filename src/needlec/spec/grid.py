@@ -1,0 +1,125 @@
+"""The grid of context lengths and needle depths, and how ranges expand into points."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from needlec.spec.base import StrictModel
+
+
+class LengthRange(StrictModel):
+    """Context lengths spread between `min` and `max` (both included)."""
+
+    min: int = Field(gt=0, description="Smallest context length in tokens.", examples=[1000])
+    max: int = Field(gt=0, description="Largest context length in tokens.", examples=[128000])
+    count: int = Field(ge=1, description="How many lengths to generate.", examples=[8])
+    spacing: Literal["linear", "log"] = Field(
+        "linear",
+        description="`linear` spaces lengths evenly; `log` spaces them geometrically "
+        "(equal ratios), which suits ranges like 1K..128K.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LengthRange:
+        if self.max < self.min:
+            raise ValueError("`max` must be at least `min`")
+        return self
+
+    def expand(self) -> list[int]:
+        if self.count == 1:
+            return [self.min]
+        if self.spacing == "log":
+            lo, hi = math.log(self.min), math.log(self.max)
+            points = [math.exp(lo + (hi - lo) * i / (self.count - 1)) for i in range(self.count)]
+        else:
+            points = [self.min + (self.max - self.min) * i / (self.count - 1) for i in range(self.count)]
+        return sorted({round(p) for p in points})
+
+
+class DepthRange(StrictModel):
+    """Needle depths (percent of the context) spread from `start` to `stop` (both included)."""
+
+    start: float = Field(0.0, ge=0, le=100, description="First depth, in percent.")
+    stop: float = Field(100.0, ge=0, le=100, description="Last depth, in percent.")
+    count: int = Field(ge=1, description="How many depths to generate.", examples=[11])
+    spacing: Literal["linear", "sigmoid"] = Field(
+        "linear",
+        description="`linear` spaces depths evenly; `sigmoid` follows a logistic curve, "
+        "which puts more points near both ends of the range (where models change most) and keeps "
+        "the order increasing from `start` to `stop`.",
+    )
+    steepness: float = Field(
+        10.0,
+        gt=0,
+        description="Slope of the `sigmoid` curve; larger values "
+        "cluster points more tightly at the ends. Ignored for `linear`.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DepthRange:
+        if self.stop < self.start:
+            raise ValueError("`stop` must be at least `start`")
+        return self
+
+    def expand(self) -> list[float]:
+        if self.count == 1:
+            return [round(self.start, 4)]
+        ts = [i / (self.count - 1) for i in range(self.count)]
+        if self.spacing == "sigmoid":
+            k = self.steepness
+
+            def logistic(t: float) -> float:
+                return 1.0 / (1.0 + math.exp(-k * (t - 0.5)))
+
+            lo, hi = logistic(0.0), logistic(1.0)
+            ts = [(logistic(t) - lo) / (hi - lo) for t in ts]
+        span = self.stop - self.start
+        return sorted({round(self.start + span * t, 4) for t in ts})
+
+
+class Grid(StrictModel):
+    """The lengths x depths x repeats grid that every config of the spec is compiled over."""
+
+    lengths: list[int] | LengthRange = Field(
+        description="Target context lengths in tokens: a list, or a range with `min`, `max`, `count` and `spacing`.",
+        examples=[[1000, 2000, 4000], {"min": 1000, "max": 128000, "count": 8, "spacing": "log"}],
+    )
+    depths: list[float] | DepthRange = Field(
+        default_factory=lambda: [0.0, 25.0, 50.0, 75.0, 100.0],
+        description="Target needle depths in percent of the context (0 = first token, 100 = "
+        "end): a list, or a range with `start`, `stop`, `count` and `spacing`.",
+        examples=[[0, 50, 100], {"start": 0, "stop": 100, "count": 11, "spacing": "sigmoid"}],
+    )
+    repeats: int = Field(
+        1,
+        ge=1,
+        description="Samples per grid cell. Each repeat draws its own "
+        "random values (e.g. a new passkey, a new haystack start).",
+    )
+
+    @model_validator(mode="after")
+    def _check_points(self) -> Grid:
+        if isinstance(self.lengths, list):
+            if not self.lengths:
+                raise ValueError("`lengths` must not be empty")
+            if any(v <= 0 for v in self.lengths):
+                raise ValueError("every length must be a positive number of tokens")
+        if isinstance(self.depths, list):
+            if not self.depths:
+                raise ValueError("`depths` must not be empty")
+            if any(not 0 <= d <= 100 for d in self.depths):
+                raise ValueError("every depth must be between 0 and 100")
+        return self
+
+    def length_points(self) -> list[int]:
+        if isinstance(self.lengths, LengthRange):
+            return self.lengths.expand()
+        return sorted(set(self.lengths))
+
+    def depth_points(self) -> list[float]:
+        if isinstance(self.depths, DepthRange):
+            return self.depths.expand()
+        return sorted({round(float(d), 4) for d in self.depths})

@@ -1,0 +1,207 @@
+"""Load YAML/JSON spec files into plain data while remembering where every key and value sits.
+
+Positions let validation errors point at `file:line:col`. Duplicate keys are errors (YAML would
+silently keep the last one). `extends:` is resolved here: the parent is loaded first and the
+child's keys are merged over it (mappings merge recursively, everything else is replaced, and
+`key: null` removes an inherited key so its default applies).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from needlec.errors import Location, Problem, SpecError
+
+KeyPath = tuple[str | int, ...]
+MAX_EXTENDS_DEPTH = 16
+
+
+@dataclass
+class Document:
+    """Plain data of a spec plus where each value and key came from."""
+
+    data: dict[str, Any]
+    values: dict[KeyPath, Location] = field(default_factory=dict)
+    keys: dict[KeyPath, Location] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+    def locate(self, path: KeyPath, prefer_key: bool = False) -> Location | None:
+        """Best location for `path`: the exact node, else the nearest ancestor."""
+        lookups = (self.keys, self.values) if prefer_key else (self.values, self.keys)
+        probe = tuple(path)
+        while True:
+            for table in lookups:
+                if probe in table:
+                    return table[probe]
+            if not probe:
+                return None
+            probe = probe[:-1]
+
+    @property
+    def sha256(self) -> str:
+        """Hash over every file that makes up the document, in load order."""
+        digest = hashlib.sha256()
+        for path in self.files:
+            digest.update(path.read_bytes())
+        return digest.hexdigest()
+
+
+def _loc(file: str, node: yaml.Node) -> Location:
+    return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _build(
+    node: yaml.Node,
+    path: KeyPath,
+    file: str,
+    doc: Document,
+    problems: list[Problem],
+    constructor: yaml.constructor.SafeConstructor,
+) -> Any:
+    doc.values[path] = _loc(file, node)
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = constructor.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                problems.append(
+                    Problem(
+                        f"keys must be strings, got {type(key).__name__} {key!r}", _loc(file, key_node), _dotted(path)
+                    )
+                )
+                key = str(key)
+            if key in out:
+                first = doc.keys.get((*path, key))
+                where = f" (first defined at line {first.line})" if first else ""
+                problems.append(Problem(f"duplicate key {key!r}{where}", _loc(file, key_node), _dotted((*path, key))))
+                continue
+            doc.keys[(*path, key)] = _loc(file, key_node)
+            out[key] = _build(value_node, (*path, key), file, doc, problems, constructor)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(child, (*path, i), file, doc, problems, constructor) for i, child in enumerate(node.value)]
+    return constructor.construct_object(node, deep=True)
+
+
+def _dotted(path: KeyPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def dotted(path: KeyPath) -> str:
+    """Render a key path the way errors show it: `grid.lengths[2]`."""
+    return _dotted(path)
+
+
+def load_text(text: str, file: str) -> Document:
+    """Parse one YAML or JSON text (JSON is read as YAML) into a Document, without `extends`."""
+    doc = Document(data={})
+    problems: list[Problem] = []
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                raise SpecError([Problem("the spec is empty", Location(file, 1, 1))])
+            data = _build(node, (), file, doc, problems, loader)
+        finally:
+            loader.dispose()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        location = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
+        raise SpecError([Problem(f"not valid YAML/JSON: {exc.problem or exc}", location)]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([Problem(f"not valid YAML/JSON: {exc}", Location(file))]) from None
+    if problems:
+        raise SpecError(problems)
+    if not isinstance(data, dict):
+        raise SpecError([Problem("the top level of a spec must be a mapping of keys", doc.values.get(()))])
+    doc.data = data
+    return doc
+
+
+def load_file(path: str | Path, _chain: tuple[Path, ...] = ()) -> Document:
+    """Load a spec file and resolve its `extends:` chain (paths are relative to the child)."""
+    path = Path(path)
+    display = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError([Problem("spec file not found", Location(display))]) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            [Problem(f"spec file is not UTF-8 ({exc.reason} at byte {exc.start})", Location(display))]
+        ) from None
+    except OSError as exc:
+        raise SpecError([Problem(f"cannot read spec file: {exc.strerror}", Location(display))]) from None
+    doc = load_text(text, display)
+    doc.files = [path.resolve()]
+    parent_ref = doc.data.pop("extends", None)
+    if parent_ref is None:
+        return doc
+    where = doc.values.get(("extends",))
+    if not isinstance(parent_ref, str):
+        raise SpecError([Problem("`extends` must be a path to another spec file", where, "extends")])
+    parent_path = (path.parent / parent_ref).resolve()
+    if parent_path in _chain or parent_path == path.resolve() or len(_chain) > MAX_EXTENDS_DEPTH:
+        raise SpecError([Problem(f"`extends` forms a cycle through {parent_ref}", where, "extends")])
+    if not parent_path.exists():
+        raise SpecError(
+            [Problem(f"extended spec {parent_ref!r} not found (looked at {parent_path})", where, "extends")]
+        )
+    parent = load_file(parent_path, (*_chain, path.resolve()))
+    merged = merge_documents(parent, doc, ())
+    merged.files = parent.files + doc.files
+    return merged
+
+
+def merge_documents(base: Document, over: Document, over_root: KeyPath) -> Document:
+    """Merge `over` (its subtree at `over_root`) onto `base`; positions follow the winning value."""
+    out = Document(data={}, values=dict(base.values), keys=dict(base.keys), files=list(base.files))
+    source = over.data
+    for part in over_root:
+        source = source[part]  # type: ignore[index]
+
+    def rebase(path: KeyPath) -> KeyPath:
+        return path[len(over_root) :]
+
+    def drop_subtree(prefix: KeyPath) -> None:
+        for table in (out.values, out.keys):
+            for key in [k for k in table if k[: len(prefix)] == prefix and len(k) > len(prefix)]:
+                del table[key]
+
+    def copy_positions(prefix: KeyPath) -> None:
+        full = over_root + prefix
+        for table_src, table_dst in ((over.values, out.values), (over.keys, out.keys)):
+            for key, loc in table_src.items():
+                if key[: len(full)] == full:
+                    table_dst[rebase(key)] = loc
+
+    def merge(a: Any, b: Any, prefix: KeyPath) -> Any:
+        if isinstance(a, dict) and isinstance(b, dict):
+            result = dict(a)
+            for key, value in b.items():
+                if value is None and key in a:
+                    del result[key]  # `key: null` removes an inherited key (its default applies)
+                    drop_subtree((*prefix, key))
+                elif key in a:
+                    result[key] = merge(a[key], value, (*prefix, key))
+                else:
+                    result[key] = value
+                    copy_positions((*prefix, key))
+            if (over_root + prefix) in over.values:
+                out.values[prefix] = over.values[over_root + prefix]
+            return result
+        drop_subtree(prefix)
+        copy_positions(prefix)
+        return b
+
+    out.data = merge(base.data, source, ())
+    return out

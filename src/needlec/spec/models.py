@@ -1,0 +1,207 @@
+"""The spec language: the raw shape of a benchmark spec as authors write it.
+
+Every mapping is strict (unknown keys are errors, with a "did you mean"). Component mappings
+(`sources`, `needle`, `scoring`, `tokenizers`) are chosen by their `type:` (or `metric:`) key
+and validated by the model that kind registered.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from needlec.compile.overlap import Budget
+from needlec.haystacks.builders import BuilderConfig
+from needlec.haystacks.sources import SOURCES
+from needlec.kinds import latent_hop  # noqa: F401  (registers the latent_hop needle kind)
+from needlec.kinds.base import NEEDLES
+from needlec.registry import registry_union
+from needlec.scoring.metrics import MetricConfig
+from needlec.spec.base import StrictModel
+from needlec.spec.grid import Grid
+from needlec.tokenizer import TiktokenConfig, TokenizerConfig
+
+SourceConfig = registry_union(SOURCES, "type")
+NeedleConfig = registry_union(NEEDLES, "type", default="template")
+
+SLUG = r"^[a-z0-9][a-z0-9_-]*$"
+
+
+class HaystackSpec(StrictModel):
+    """Where haystack text comes from and how documents are joined into one haystack."""
+
+    sources: list[SourceConfig] = Field(  # type: ignore[valid-type]
+        min_length=1,
+        description="Haystack sources, concatenated in order. Each is a mapping "
+        "with a `type`: `builtin`, `files` or `url`.",
+        examples=[[{"type": "builtin", "corpus": "web-bible"}]],
+    )
+    joiner: str = Field(
+        "\n\n",
+        description="Text placed between documents, and between copies when a haystack is repeated to reach a length.",
+    )
+    start: Literal["beginning", "random"] = Field(
+        "beginning",
+        description="Where each item's window starts: at the `beginning` of the "
+        "haystack, or at a `random` sentence start (seeded per item).",
+    )
+    builder: BuilderConfig = Field(  # type: ignore[valid-type]
+        default_factory=lambda: {"type": "concat"},
+        validate_default=True,
+        description="How documents become haystacks: `concat` (one haystack of everything, the "
+        "default) or `snippets` (several haystacks of random continuous snippets).",
+        examples=[{"type": "snippets", "count": 5, "snippet_tokens": 250, "target_tokens": 40000}],
+    )
+
+
+class PlacementSpec(StrictModel):
+    """How needles are positioned: the boundary they snap to and how several needles spread."""
+
+    snap: Literal["sentence", "line", "paragraph", "none"] = Field(
+        "sentence",
+        description="Boundary a needle is inserted at: the nearest `sentence`, "
+        "`line` or `paragraph` start to the target depth, or `none` (the exact token position, "
+        "which may split a word).",
+    )
+    joiner: str | None = Field(
+        None,
+        description="Text inserted after each needle to separate "
+        "it from the haystack. Default: a space for `sentence`, a newline "
+        "for `line`, a blank line for `paragraph`, nothing for `none`.",
+    )
+    multi: Literal["spread"] | list[float] = Field(
+        "spread",
+        description="With several needles: `spread` puts needle i of n at "
+        "d + i*(100-d)/n, where d is the grid depth (Kamradt's rule); a list gives each needle "
+        "a fixed depth in percent and replaces the grid's depths.",
+        examples=["spread", [10, 50, 90]],
+    )
+    depth_tolerance: float = Field(
+        5.0,
+        ge=0,
+        le=100,
+        description="Largest allowed distance, in percentage points, between "
+        "a needle's target and achieved depth (snapping moves needles). The compile fails if an "
+        "item exceeds it.",
+    )
+
+    def joiner_text(self) -> str:
+        if self.joiner is not None:
+            return self.joiner
+        return {"sentence": " ", "line": "\n", "paragraph": "\n\n", "none": ""}[self.snap]
+
+
+class PromptSpec(StrictModel):
+    """The chat a runner sends, as Jinja2 templates rendered in a sandbox."""
+
+    system: str | None = Field(
+        None, description="System message template; omitted when null.", examples=["You are a careful reader."]
+    )
+    user: str = Field(
+        description="User message template. Must contain `{{ context }}` exactly "
+        "once; `{{ question }}` before or after it sets where the question sits.",
+        examples=["{{ context }}\n\nQuestion: {{ question }}"],
+    )
+    vars: dict[str, str] = Field(default_factory=dict, description="Extra constants for the templates.")
+
+
+class LengthSpec(StrictModel):
+    """The length contract: what is counted and how exact it must be."""
+
+    counted: Literal["context", "prompt"] = Field(
+        "context",
+        description="`context`: haystack plus needles; `prompt`: every message's "
+        "content in full (chat-template tokens of a particular model are not counted).",
+    )
+    tolerance: int = Field(
+        0, ge=0, description="Allowed distance in tokens between target and achieved length (0 = exact)."
+    )
+
+
+class Spec(StrictModel):
+    """A benchmark spec: metadata, tokenizers, haystack, grid, needles, prompt and scoring."""
+
+    spec_version: Literal[1] = Field(1, description="Version of the spec language.")
+    extends: str | None = Field(
+        None,
+        description="Path of a spec this one builds on; its keys "
+        "are merged under this file's (mappings merge, other values are "
+        "replaced).",
+        examples=["niah.yaml"],
+    )
+    name: str = Field(
+        pattern=SLUG,
+        description="Short identifier used in item ids and the manifest (lowercase letters, digits, `-`, `_`).",
+        examples=["niah"],
+    )
+    title: str = Field(description="Human-readable title.", examples=["Needle in a Haystack"])
+    description: str = Field("", description="What the benchmark measures (Markdown).")
+    license: str = Field("CC-BY-4.0", description="License of the compiled dataset (SPDX id).")
+    citation: str = Field("", description="BibTeX or plain citation of the method.")
+    languages: list[str] = Field(
+        default_factory=lambda: ["en"], description="Languages of the items (ISO 639-1), for the dataset card."
+    )
+    seed: int = Field(
+        0,
+        description="Root seed; every item's RNG derives from it and the item's "
+        "key, so items never depend on each other.",
+    )
+    tokenizers: list[TokenizerConfig] = Field(  # type: ignore[valid-type]
+        default_factory=lambda: [TiktokenConfig(type="tiktoken", encoding="cl100k_base")],
+        min_length=1,
+        validate_default=True,
+        description="Tokenizers to count lengths with; each gets its own items, exact to its own "
+        "count. A bare name means a tiktoken encoding.",
+        examples=[["cl100k_base", "o200k_base"], [{"type": "hf", "path": "tok.json", "name": "mytok"}]],
+    )
+    haystack: HaystackSpec = Field(description="Haystack sources and assembly.")
+    grid: Grid = Field(description="Lengths, depths and repeats.")
+    needle: NeedleConfig = Field(
+        description="What is hidden and asked; a mapping with a "  # type: ignore[valid-type]
+        "`type` (default `template`)."
+    )
+    placement: PlacementSpec = Field(
+        default_factory=PlacementSpec,  # type: ignore[arg-type]
+        description="Needle positioning.",
+    )
+    prompt: PromptSpec = Field(description="Chat messages.")
+    length: LengthSpec = Field(
+        default_factory=LengthSpec,  # type: ignore[arg-type]
+        description="Length contract.",
+    )
+    overlap_budgets: list[Budget] = Field(
+        default_factory=list,
+        description="Upper bounds on the question's lexical overlap (ROUGE "
+        "precision); the compile fails and lists every item above a bound.",
+        examples=[[{"metric": "rouge1_precision", "max": 0.1, "against": "needle"}]],
+    )
+    scoring: MetricConfig = Field(
+        description="How a runner scores a response.",  # type: ignore[valid-type]
+        examples=[{"metric": "contains"}],
+    )
+    variants: dict[str, dict[str, dict[str, Any]]] = Field(
+        default_factory=dict,
+        description="Named axes of overrides: `{axis: {value: {key: "
+        "override}}}`. The cartesian product of all axes' values becomes the dataset's configs "
+        "(named by the values joined with `-`).",
+        examples=[{"needle_count": {"single": {}, "multi": {"needle": {"needles": ["A.", "B."]}}}}],
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Spec:
+        labels = [t.label for t in self.tokenizers]
+        if len(set(labels)) != len(labels):
+            raise ValueError("tokenizers must have distinct names")
+        for axis, values in self.variants.items():
+            if not values:
+                raise ValueError(f"variant axis {axis!r} has no values")
+        return self
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the spec language, for editors and `needlec schema`."""
+    schema = Spec.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["$id"] = "https://needlec.dev/schema/spec-v1.json"
+    return schema

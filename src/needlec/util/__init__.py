@@ -1,0 +1,1 @@
+"""Small shared helpers with no needlec dependencies: canonical JSON and atomic output folders."""
