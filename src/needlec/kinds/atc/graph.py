@@ -173,20 +173,22 @@ class NameSampler:
     """
 
     def __init__(self, pool: NamePool, rng: random.Random) -> None:
-        self._left: dict[Gender, list[str]] = {}
-        for gender in ("male", "female"):
-            names = list(pool.full_names(gender))
-            rng.shuffle(names)
-            self._left[gender] = names
+        self._pool: dict[Gender, tuple[str, ...]] = {g: pool.full_names(g) for g in ("male", "female")}
+        self._rng = rng
         self.used: set[str] = set()
+        self._taken: dict[Gender, int] = {"male": 0, "female": 0}
 
     def draw(self, gender: Gender) -> str:
         """A fresh name of `gender`; raises `AtcGraphError` when the pool is exhausted."""
-        left = self._left[gender]
-        if not left:
+        names = self._pool[gender]
+        if self._taken[gender] >= len(names):
             raise AtcGraphError(f"the {gender} name pool is exhausted for this item")
-        name = left.pop()
+        while True:  # rejection sampling: the pool is at least twice the largest item
+            name = names[self._rng.randrange(len(names))]
+            if name not in self.used:
+                break
         self.used.add(name)
+        self._taken[gender] += 1
         return name
 
 

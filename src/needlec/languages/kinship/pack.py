@@ -38,7 +38,9 @@ class KinTerm(_Strict):
 
     id: str = Field(description="Stable identifier recorded in items (language independent spelling).")
     text: str = Field(min_length=1, description="The word or phrase as it appears in sentences.")
-    generations: Literal[1, 2] = Field(description="Generation count: 1 for parent/child, 2 for grandparent/grandchild.")
+    generations: Literal[1, 2] = Field(
+        description="Generation count: 1 for parent/child, 2 for grandparent/grandchild."
+    )
     gender: TermGender = Field(description="Gender the term implies for the person it names.")
     lineage: Lineage = Field(
         description="Side of the family the relation runs through, seen from the younger person "
@@ -147,7 +149,7 @@ class NamePool(_Strict):
     def full_names(self, gender: Gender) -> tuple[str, ...]:
         """Every full name of one gender, in a fixed order (given-name major)."""
         given = self.given.male if gender == "male" else self.given.female
-        return tuple(self.format.format(given=g, family=f) for g in given for f in self.family)
+        return _compose(self.format, tuple(given), tuple(self.family))
 
 
 class KinshipPack(_Strict):
@@ -169,6 +171,11 @@ class KinshipPack(_Strict):
         raise KeyError(term_id)
 
 
+@lru_cache(maxsize=16)
+def _compose(fmt: str, given: tuple[str, ...], family: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(fmt.format(given=g, family=f) for g in given for f in family)
+
+
 def _read(name: str) -> bytes:
     try:
         return resources.files(_PACKAGE).joinpath(name).read_bytes()
@@ -188,7 +195,9 @@ def file_digests() -> dict[str, str]:
 def available_languages() -> list[str]:
     """Languages that have both a vocabulary and a name pool in the manifest."""
     files = file_digests()
-    return sorted(n[:-5] for n in files if not n.startswith("names_") and n != "manifest.json" and f"names_{n}" in files)
+    return sorted(
+        n[:-5] for n in files if not n.startswith("names_") and n != "manifest.json" and f"names_{n}" in files
+    )
 
 
 @lru_cache(maxsize=8)
