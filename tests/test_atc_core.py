@@ -32,7 +32,7 @@ from needlec.kinds.atc.graph import (
     verify,
 )
 from needlec.kinds.atc.render import RenderedItem, render_items
-from needlec.languages.kinship import load_pack
+from needlec.languages.kinship import PackIntegrityError, load_pack
 
 DATA = resources.files("needlec.languages.kinship")
 LANGS = ("en", "zh")
@@ -80,7 +80,13 @@ def lexicon(lang: str) -> Lexicon:
         for given in pool["given"][gender]:
             for family in pool["family"]:
                 name_gender[pool["format"].replace("{given}", given).replace("{family}", family)] = gender
-    names = _alt(list(name_gender))
+    given = _alt(pool["given"]["male"] + pool["given"]["female"])
+    family = _alt(pool["family"])
+    names = "".join(
+        f"(?:{given})" if part == "{given}" else f"(?:{family})" if part == "{family}" else re.escape(part)
+        for part in re.split(r"(\{\w+\})", pool["format"])
+        if part
+    )
     anc = _alt([t["text"] for t in vocab["ancestor_terms"]])
     desc = _alt([t["text"] for t in vocab["descendant_terms"]])
     groups = {"elder": names, "younger": names, "term": anc, "inverse": desc, "subject": names, "other": names}
@@ -415,3 +421,17 @@ def test_reasoning_shot_walks_the_proof_path(lang: str) -> None:
         assert positions == sorted(positions)  # the steps follow the proof from subject to answer
     direct = render_items(graph, pack, rng, names, shots=1, shot_style="direct")[0].few_shot
     assert re.search(r"(Answer: |答案：)[ABCD]$", direct.split("\n\n")[1])
+
+
+def test_same_seed_same_item() -> None:
+    a = make("zh", 5, 17, "dag", "distance", shots=2)
+    b = make("zh", 5, 17, "dag", "distance", shots=2)
+    assert a[0].to_structure() == b[0].to_structure()
+    assert [(it.question, it.needles, it.few_shot) for it in a[1]] == [
+        (it.question, it.needles, it.few_shot) for it in b[1]
+    ]
+
+
+def test_unknown_language_is_a_clear_error() -> None:
+    with pytest.raises(PackIntegrityError, match="available: en, zh"):
+        load_pack("xx")
