@@ -32,49 +32,252 @@ BLOCKED = ("morax", "belek", "issel", "澜沧", "琉璃", "砂漠")
 # English word parts (invented)
 # --------------------------------------------------------------------------------------------------------------------
 EN_PLACE_HEAD = [
-    "Vel", "Quor", "Thal", "Sarn", "Oss", "Mirel", "Kesh", "Drav", "Ylth", "Corv", "Nimb", "Brae", "Zeph", "Ulm",
-    "Tarr", "Gorm", "Iss", "Lorn", "Wyv", "Pell", "Hask", "Orv", "Ebb", "Skarl", "Fael", "Jorr", "Calv", "Merr",
+    "Vel",
+    "Quor",
+    "Thal",
+    "Sarn",
+    "Oss",
+    "Mirel",
+    "Kesh",
+    "Drav",
+    "Ylth",
+    "Corv",
+    "Nimb",
+    "Brae",
+    "Zeph",
+    "Ulm",
+    "Tarr",
+    "Gorm",
+    "Iss",
+    "Lorn",
+    "Wyv",
+    "Pell",
+    "Hask",
+    "Orv",
+    "Ebb",
+    "Skarl",
+    "Fael",
+    "Jorr",
+    "Calv",
+    "Merr",
 ]
 EN_PLACE_TAIL = [
-    "mora", "haven", "reach", "spire", "holt", "mere", "gard", "ith", "ora", "vane", "dun", "ock", "esse", "arra",
-    "wyn", "oth", "ance", "el", "ios", "quay",
+    "mora",
+    "haven",
+    "reach",
+    "spire",
+    "holt",
+    "mere",
+    "gard",
+    "ith",
+    "ora",
+    "vane",
+    "dun",
+    "ock",
+    "esse",
+    "arra",
+    "wyn",
+    "oth",
+    "ance",
+    "el",
+    "ios",
+    "quay",
 ]
 EN_MATERIAL_A = [
-    "Cinder", "Frost", "Dusk", "Salt", "Moon", "Ash", "Thorn", "Mist", "Ember", "Tide", "Glimmer", "Star", "Storm",
-    "Hollow", "Rune", "Brine", "Gloam", "Sleet", "Umber", "Wisp",
+    "Cinder",
+    "Frost",
+    "Dusk",
+    "Salt",
+    "Moon",
+    "Ash",
+    "Thorn",
+    "Mist",
+    "Ember",
+    "Tide",
+    "Glimmer",
+    "Star",
+    "Storm",
+    "Hollow",
+    "Rune",
+    "Brine",
+    "Gloam",
+    "Sleet",
+    "Umber",
+    "Wisp",
 ]
-EN_MATERIAL_B = ["glass", "vein", "amber", "iron", "slate", "pearl", "silver", "copper", "quartz", "bone", "chalk", "jade"]
+EN_MATERIAL_B = [
+    "glass",
+    "vein",
+    "amber",
+    "iron",
+    "slate",
+    "pearl",
+    "silver",
+    "copper",
+    "quartz",
+    "bone",
+    "chalk",
+    "jade",
+]
 EN_OBJECTS = [
-    "Compass", "Lantern", "Chalice", "Astrolabe", "Crown", "Loom", "Hourglass", "Spindle", "Mirror", "Seal", "Horn",
-    "Sextant", "Censer", "Diadem", "Harp", "Orrery", "Bell", "Quill", "Tiara", "Anklet",
+    "Compass",
+    "Lantern",
+    "Chalice",
+    "Astrolabe",
+    "Crown",
+    "Loom",
+    "Hourglass",
+    "Spindle",
+    "Mirror",
+    "Seal",
+    "Horn",
+    "Sextant",
+    "Censer",
+    "Diadem",
+    "Harp",
+    "Orrery",
+    "Bell",
+    "Quill",
+    "Tiara",
+    "Anklet",
 ]
 EN_GIVEN = [
-    "Teshk", "Oriel", "Maelis", "Corvan", "Idrel", "Sephine", "Tavro", "Ulwen", "Yselde", "Quenna", "Dovik", "Lirae",
-    "Fennic", "Astrel", "Myrrin", "Kelvar", "Orsolde", "Baelith", "Cassimer", "Ettrin", "Halvette", "Irvold", "Joriane",
-    "Kestrin", "Lusander", "Morwenne", "Nerith", "Ophrael", "Pellinar", "Rhosyn", "Sabetha", "Thurvin", "Vaelora",
-    "Wendrick", "Ysmay", "Zorvath", "Amarind", "Belcroft", "Criselle", "Drusvel",
+    "Teshk",
+    "Oriel",
+    "Maelis",
+    "Corvan",
+    "Idrel",
+    "Sephine",
+    "Tavro",
+    "Ulwen",
+    "Yselde",
+    "Quenna",
+    "Dovik",
+    "Lirae",
+    "Fennic",
+    "Astrel",
+    "Myrrin",
+    "Kelvar",
+    "Orsolde",
+    "Baelith",
+    "Cassimer",
+    "Ettrin",
+    "Halvette",
+    "Irvold",
+    "Joriane",
+    "Kestrin",
+    "Lusander",
+    "Morwenne",
+    "Nerith",
+    "Ophrael",
+    "Pellinar",
+    "Rhosyn",
+    "Sabetha",
+    "Thurvin",
+    "Vaelora",
+    "Wendrick",
+    "Ysmay",
+    "Zorvath",
+    "Amarind",
+    "Belcroft",
+    "Criselle",
+    "Drusvel",
 ]
 EN_FAMILY = [
-    "Vaun", "Marrowind", "Quillfeather", "Ostravel", "Velloway", "Thistlewick", "Carrowmere", "Dunhallow",
-    "Embervale", "Farrowgate", "Gildersheave", "Harrowcombe", "Ironvein", "Kettleburn", "Larkspire", "Mossgrove",
-    "Nettlefold", "Orrinshaw", "Pennywhistle", "Ravenquay", "Saltmarsh", "Tallowmere", "Underbough", "Wraithmoor",
-    "Yarrowby", "Zennor-Vask", "Brackenvane", "Coldhollow", "Drearwater", "Fenwright",
+    "Vaun",
+    "Marrowind",
+    "Quillfeather",
+    "Ostravel",
+    "Velloway",
+    "Thistlewick",
+    "Carrowmere",
+    "Dunhallow",
+    "Embervale",
+    "Farrowgate",
+    "Gildersheave",
+    "Harrowcombe",
+    "Ironvein",
+    "Kettleburn",
+    "Larkspire",
+    "Mossgrove",
+    "Nettlefold",
+    "Orrinshaw",
+    "Pennywhistle",
+    "Ravenquay",
+    "Saltmarsh",
+    "Tallowmere",
+    "Underbough",
+    "Wraithmoor",
+    "Yarrowby",
+    "Zennor-Vask",
+    "Brackenvane",
+    "Coldhollow",
+    "Drearwater",
+    "Fenwright",
 ]
 EN_TITLES = ["Admiral", "Warden", "Archon", "Magister", "Steward", "Regent", "Captain", "High Seer"]
 EN_SYLL_A = ["Or", "Quel", "Zar", "Vey", "Thra", "Ix", "Mor", "Sil", "Kael", "Drun", "Bel", "Ny", "Ulk", "Hesp", "Grim"]
 EN_SYLL_B = ["ath", "ix", "orra", "eth", "uun", "ax", "ilm", "ondra", "avex", "yrr", "ossa", "ek", "umbra", "inth"]
 EN_GUILD_HEAD = [
-    "Amberkite", "Lanternwright", "Saltglass", "Duskweaver", "Ironquill", "Tidewarden", "Cloudmason", "Gearwhistle",
-    "Starwright", "Mistcarver", "Ashlantern", "Bellfounder", "Copperwing", "Thornbinder", "Driftmarrow", "Frostloom",
+    "Amberkite",
+    "Lanternwright",
+    "Saltglass",
+    "Duskweaver",
+    "Ironquill",
+    "Tidewarden",
+    "Cloudmason",
+    "Gearwhistle",
+    "Starwright",
+    "Mistcarver",
+    "Ashlantern",
+    "Bellfounder",
+    "Copperwing",
+    "Thornbinder",
+    "Driftmarrow",
+    "Frostloom",
 ]
 EN_GUILD_TAIL = ["Guild", "Order", "Brotherhood", "Company", "Circle", "Consortium", "Society", "League"]
 EN_SHIP_A = [
-    "Wandering", "Patient", "Ninth", "Crooked", "Silent", "Restless", "Borrowed", "Lucky", "Drowsy", "Velvet",
-    "Quiet", "Stubborn", "Salted", "Gilded", "Merry", "Paper", "Tardy", "Woolen", "Humming", "Sleepy",
+    "Wandering",
+    "Patient",
+    "Ninth",
+    "Crooked",
+    "Silent",
+    "Restless",
+    "Borrowed",
+    "Lucky",
+    "Drowsy",
+    "Velvet",
+    "Quiet",
+    "Stubborn",
+    "Salted",
+    "Gilded",
+    "Merry",
+    "Paper",
+    "Tardy",
+    "Woolen",
+    "Humming",
+    "Sleepy",
 ]
 EN_SHIP_B = [
-    "Quill", "Heron", "Sparrow", "Ledger", "Gull", "Tern", "Thimble", "Kestrel", "Anchor", "Albatross", "Wren",
-    "Moth", "Otter", "Bittern", "Pelican", "Marten", "Minnow", "Thistle",
+    "Quill",
+    "Heron",
+    "Sparrow",
+    "Ledger",
+    "Gull",
+    "Tern",
+    "Thimble",
+    "Kestrel",
+    "Anchor",
+    "Albatross",
+    "Wren",
+    "Moth",
+    "Otter",
+    "Bittern",
+    "Pelican",
+    "Marten",
+    "Minnow",
+    "Thistle",
 ]
 EN_RIVER_TAIL = ["River", "Water", "Run", "Flow"]
 
@@ -82,9 +285,56 @@ EN_RIVER_TAIL = ["River", "Water", "Run", "Flow"]
 # Chinese word parts (invented combinations)
 # --------------------------------------------------------------------------------------------------------------------
 ZH_PLACE_CHARS = list("霞雾澜汐沧漠烬霜岚珀曜渊琉溟枫芷晖棠砂蘅璃翎潼澄鸢朔昙筠绛黛")
-ZH_MATERIAL = ["霜纹", "烬晶", "暮珀", "潮骨", "月岩", "灰珠", "棘银", "雾铜", "星垩", "焰英", "潭玉", "风铁", "夜琉", "冰螺"]
-ZH_OBJECTS = ["罗盘", "灯盏", "酒樽", "星盘", "冠冕", "织机", "沙漏", "纺锤", "铜镜", "印玺", "号角", "钥匙", "香炉", "竖琴"]
-ZH_SURNAME = ["岑", "闻人", "宇文", "司空", "祁", "殷", "阮", "沐", "晏", "裴", "卞", "钟离", "慕容", "郗", "乐正", "巫马"]
+ZH_MATERIAL = [
+    "霜纹",
+    "烬晶",
+    "暮珀",
+    "潮骨",
+    "月岩",
+    "灰珠",
+    "棘银",
+    "雾铜",
+    "星垩",
+    "焰英",
+    "潭玉",
+    "风铁",
+    "夜琉",
+    "冰螺",
+]
+ZH_OBJECTS = [
+    "罗盘",
+    "灯盏",
+    "酒樽",
+    "星盘",
+    "冠冕",
+    "织机",
+    "沙漏",
+    "纺锤",
+    "铜镜",
+    "印玺",
+    "号角",
+    "钥匙",
+    "香炉",
+    "竖琴",
+]
+ZH_SURNAME = [
+    "岑",
+    "闻人",
+    "宇文",
+    "司空",
+    "祁",
+    "殷",
+    "阮",
+    "沐",
+    "晏",
+    "裴",
+    "卞",
+    "钟离",
+    "慕容",
+    "郗",
+    "乐正",
+    "巫马",
+]
 ZH_GIVEN_CHARS = list("澈砚筝翊珩蘅岫霁昭璇棠濯笙琰曦渺芜湛逸黎谙")
 ZH_FOREIGN_A = ["奥瑞", "塔尔", "维赛", "伊德", "莫林", "赛芙", "卡斯", "洛薇", "恩佐", "希尔", "泽娜", "贝洛"]
 ZH_FOREIGN_B = ["凡恩", "马洛", "奎德", "索兰", "维克", "阿伦", "弗洛", "蒂斯", "伦瑟", "哈维", "科尔", "瑟琳"]
@@ -194,7 +444,9 @@ class Namer:
         return self._fresh(lambda: Named(self.rng.choice(ZH_TEA) + self.rng.choice(["春", "白", "毫", "香"]), []))
 
     def zh_org(self) -> Named:
-        return self._fresh(lambda: Named("".join(self.rng.sample(ZH_PLACE_CHARS, 2)) + self.rng.choice(ZH_ORG_TAIL), []))
+        return self._fresh(
+            lambda: Named("".join(self.rng.sample(ZH_PLACE_CHARS, 2)) + self.rng.choice(ZH_ORG_TAIL), [])
+        )
 
     def zh_book(self) -> Named:
         return self._fresh(lambda: Named(self.rng.choice(ZH_BOOK_A) + self.rng.choice(ZH_BOOK_B), []))
@@ -512,32 +764,97 @@ EN_MENTION = {
 ZH_MENTION = {t: "{n}" for t in EN_MENTION}
 
 EN_RELATIONS = [
-    Relation("founded_by", "org", "person", ("The {s} was founded by {o}.", "{o} gathered the first members of the {s}."),
-             "the founder of {x}"),
-    Relation("born_in", "person", "city", ("{s} was born in the city of {o}.", "{s} grew up in {o}, the city of their birth."),
-             "the city where {x} was born"),
-    Relation("lies_in", "city", "realm", ("The city of {s} lies within the realm of {o}.", "{s} pays its taxes to the realm of {o}."),
-             "the realm that contains {x}"),
-    Relation("ruled_by", "realm", "person", ("The realm of {s} is ruled by {o}.", "{o} wears the crown of {s}."),
-             "the ruler of {x}"),
-    Relation("mentored_by", "person", "person", ("{s} learned every trade secret from {o}.", "{o} was the teacher of {s}."),
-             "the teacher of {x}"),
-    Relation("member_of", "person", "org", ("{s} is a sworn member of the {o}.", "{s} swore the oath of the {o}."),
-             "the order joined by {x}"),
-    Relation("made_by", "artefact", "person", ("The {s} was forged by {o}.", "{o} crafted the {s} by hand."),
-             "the maker of {x}"),
-    Relation("commands", "person", "ship", ("{s} commands the airship {o}.", "The airship {o} is captained by {s}."),
-             "the airship commanded by {x}"),
-    Relation("home_port", "ship", "city", ("The airship {s} is moored at {o} between voyages.", "The home port of the airship {s} is {o}."),
-             "the home port of {x}"),
-    Relation("river_of", "city", "river", ("The {o} runs through the city of {s}.", "Barges on the {o} stop at the docks of {s}."),
-             "the river that runs through {x}"),
-    Relation("guards", "org", "artefact", ("The {s} guards the {o} in its vault.", "The {o} is kept under the watch of the {s}."),
-             "the relic guarded by {x}"),
-    Relation("capital_of", "realm", "city", ("The capital of {s} is {o}.", "{o} is the seat of the throne of {s}."),
-             "the capital of {x}"),
-    Relation("source_of", "river", "realm", ("The {s} rises in the hills of {o}.", "The springs of the {s} lie in {o}."),
-             "the realm where {x} rises"),
+    Relation(
+        "founded_by",
+        "org",
+        "person",
+        ("The {s} was founded by {o}.", "{o} gathered the first members of the {s}."),
+        "the founder of {x}",
+    ),
+    Relation(
+        "born_in",
+        "person",
+        "city",
+        ("{s} was born in the city of {o}.", "{s} grew up in {o}, the city of their birth."),
+        "the city where {x} was born",
+    ),
+    Relation(
+        "lies_in",
+        "city",
+        "realm",
+        ("The city of {s} lies within the realm of {o}.", "{s} pays its taxes to the realm of {o}."),
+        "the realm that contains {x}",
+    ),
+    Relation(
+        "ruled_by",
+        "realm",
+        "person",
+        ("The realm of {s} is ruled by {o}.", "{o} wears the crown of {s}."),
+        "the ruler of {x}",
+    ),
+    Relation(
+        "mentored_by",
+        "person",
+        "person",
+        ("{s} learned every trade secret from {o}.", "{o} was the teacher of {s}."),
+        "the teacher of {x}",
+    ),
+    Relation(
+        "member_of",
+        "person",
+        "org",
+        ("{s} is a sworn member of the {o}.", "{s} swore the oath of the {o}."),
+        "the order joined by {x}",
+    ),
+    Relation(
+        "made_by",
+        "artefact",
+        "person",
+        ("The {s} was forged by {o}.", "{o} crafted the {s} by hand."),
+        "the maker of {x}",
+    ),
+    Relation(
+        "commands",
+        "person",
+        "ship",
+        ("{s} commands the airship {o}.", "The airship {o} is captained by {s}."),
+        "the airship commanded by {x}",
+    ),
+    Relation(
+        "home_port",
+        "ship",
+        "city",
+        ("The airship {s} is moored at {o} between voyages.", "The home port of the airship {s} is {o}."),
+        "the home port of {x}",
+    ),
+    Relation(
+        "river_of",
+        "city",
+        "river",
+        ("The {o} runs through the city of {s}.", "Barges on the {o} stop at the docks of {s}."),
+        "the river that runs through {x}",
+    ),
+    Relation(
+        "guards",
+        "org",
+        "artefact",
+        ("The {s} guards the {o} in its vault.", "The {o} is kept under the watch of the {s}."),
+        "the relic guarded by {x}",
+    ),
+    Relation(
+        "capital_of",
+        "realm",
+        "city",
+        ("The capital of {s} is {o}.", "{o} is the seat of the throne of {s}."),
+        "the capital of {x}",
+    ),
+    Relation(
+        "source_of",
+        "river",
+        "realm",
+        ("The {s} rises in the hills of {o}.", "The springs of the {s} lie in {o}."),
+        "the realm where {x} rises",
+    ),
 ]
 
 ZH_RELATIONS = [
@@ -595,7 +912,9 @@ def build_chains(lang: str, rng: random.Random, namer: Namer) -> list[dict[str, 
             path_rel: list[Relation] = []
             current = start
             for _ in range(steps):
-                options = [r for r in relations if r.domain == current and (not path_rel or r.name != path_rel[-1].name)]
+                options = [
+                    r for r in relations if r.domain == current and (not path_rel or r.name != path_rel[-1].name)
+                ]
                 if not options:
                     break
                 rel = rng.choice(options)
@@ -609,7 +928,9 @@ def build_chains(lang: str, rng: random.Random, namer: Namer) -> list[dict[str, 
                 text = _fill(rng.choice(rel.facts).replace("{o}", "{k}"), entities[i].name, entities[i + 1].name)
                 if lang == "en":
                     text = text[:1].upper() + text[1:]
-                facts.append({"text": text, "subject": entities[i].name, "relation": rel.name, "object": entities[i + 1].name})
+                facts.append(
+                    {"text": text, "subject": entities[i].name, "relation": rel.name, "object": entities[i + 1].name}
+                )
             desc = mention[start].replace("{n}", entities[0].name)
             for rel in path_rel:
                 desc = rel.describe.replace("{x}", desc)
@@ -647,7 +968,9 @@ def build() -> dict[str, bytes]:
     for lang in ("en", "zh"):
         rng = random.Random(f"{SEED}-{lang}")
         namer = Namer(rng, lang)
-        files[f"retrieval_{lang}.json"] = _dump({"language": lang, "version": 1, "records": build_retrieval(lang, rng, namer)})
+        files[f"retrieval_{lang}.json"] = _dump(
+            {"language": lang, "version": 1, "records": build_retrieval(lang, rng, namer)}
+        )
         files[f"chains_{lang}.json"] = _dump({"language": lang, "version": 1, "chains": build_chains(lang, rng, namer)})
     manifest = {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}
     files["manifest.json"] = _dump({"files": manifest, "version": 1})

@@ -50,7 +50,7 @@ __all__ = [
 def _check_language(lang: str) -> Language:
     if lang not in LANGUAGES:
         raise NeedleDataError(f"NeedleBench data has no language {lang!r}; available: {', '.join(LANGUAGES)}")
-    return lang  # type: ignore[return-value]
+    return lang
 
 
 @cache

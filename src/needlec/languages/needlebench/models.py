@@ -80,7 +80,9 @@ class ReasoningChain(_Frozen):
 
     id: str = Field(description="Stable chain id, e.g. `nb-rs-zh-3-07`.")
     steps: int = Field(ge=2, le=5, description="Number of facts (hops) between the question's entity and the answer.")
-    facts: tuple[Fact, ...] = Field(description="The bridge facts in derivation order (fact i links path[i]->path[i+1]).")
+    facts: tuple[Fact, ...] = Field(
+        description="The bridge facts in derivation order (fact i links path[i]->path[i+1])."
+    )
     question: str = Field(min_length=1, description="Names the first entity only; describes each hop by its relation.")
     answer_format: str = Field(description="A sentence with one blank `____` where the answer goes.")
     question_entity: str = Field(min_length=1, description="The entity named in the question (path[0]).")
@@ -103,7 +105,9 @@ class ReasoningChain(_Frozen):
             raise ValueError(f"{self.id}: the question must name its entity and no other entity of the path")
         for i, fact in enumerate(self.facts):
             if (self.question_entity in fact.text) != (i == 0) or (self.answer in fact.text) != (i == self.steps - 1):
-                raise ValueError(f"{self.id}: the question's entity may occur only in the first fact, the answer only in the last")
+                raise ValueError(
+                    f"{self.id}: the question's entity may occur only in the first fact, the answer only in the last"
+                )
         if self.answer_format.count(BLANK) != 1:
             raise ValueError(f"{self.id}: answer format needs exactly one blank")
         return self
