@@ -279,7 +279,7 @@ EN_SHIP_B = [
     "Minnow",
     "Thistle",
 ]
-EN_RIVER_TAIL = ["River", "Water", "Run", "Flow"]
+EN_RIVER_TAIL = ["River", "Water", "Brook", "Stream"]
 
 # --------------------------------------------------------------------------------------------------------------------
 # Chinese word parts (invented combinations)

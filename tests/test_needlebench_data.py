@@ -292,6 +292,38 @@ def test_drawn_items_are_unique_and_non_overlapping(lang: str) -> None:
             _check_item(draw_retrieval(random.Random(f"{lang}-{seed}-{n}"), n, lang), n)
 
 
+def _record(rid: str, subject: str, keyword: str) -> RetrievalRecord:
+    return RetrievalRecord(
+        id=rid,
+        category="test",
+        subject=subject,
+        keyword=keyword,
+        aliases=(),
+        needle=f"The vault of {subject} holds the {keyword}.",
+        question=f"What does the vault of {subject} hold?",
+        answer_format="The vault holds the ____.",
+    )
+
+
+def test_clashing_records_never_share_an_item() -> None:
+    pool = [
+        _record("a", "Quorvane", "Glass Crown"),
+        _record("b", "Thalmere", "Cinderglass Crown"),  # contains a's keyword
+        _record("c", "Ulmspire", "Ashpearl Loom"),
+        _record("d", "Ulmspire Deeps", "Tidebone Harp"),  # subject contains c's subject
+        _record("e", "Velmora", "Moonslate Bell"),
+    ]
+    seen_pairs: set[frozenset[str]] = set()
+    for seed in range(200):
+        drawn = draw_retrieval(random.Random(seed), 3, "en", pool=pool)
+        ids = {r.id for r in drawn}
+        assert not {"a", "b"} <= ids and not {"c", "d"} <= ids, ids
+        seen_pairs |= {frozenset(p) for p in itertools.combinations(ids, 2)}
+    assert frozenset({"a", "c"}) in seen_pairs and frozenset({"b", "d"}) in seen_pairs
+    with pytest.raises(NeedleDataError, match="mutually compatible"):
+        draw_retrieval(random.Random(0), 4, "en", pool=pool)
+
+
 def test_draws_are_reproducible_and_vary_with_the_seed() -> None:
     first = [r.id for r in draw_retrieval(random.Random(7), 20, "en")]
     again = [r.id for r in draw_retrieval(random.Random(7), 20, "en")]

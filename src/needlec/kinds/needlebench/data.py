@@ -13,6 +13,7 @@ All randomness comes from the caller's `random.Random`; nothing here touches glo
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from functools import cache
 from typing import Literal
 
@@ -25,7 +26,6 @@ from needlec.languages.needlebench.models import (
     ReasoningChain,
     RetrievalFile,
     RetrievalRecord,
-    keyword_clashes,
 )
 
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
@@ -81,15 +81,19 @@ def reasoning_chains(lang: str, steps: int | None = None) -> tuple[ReasoningChai
     return tuple(c for c in chains if c.steps == steps)
 
 
-def draw_retrieval(rng: random.Random, n: int, lang: str) -> list[RetrievalRecord]:
+def draw_retrieval(
+    rng: random.Random, n: int, lang: str, pool: Sequence[RetrievalRecord] | None = None
+) -> list[RetrievalRecord]:
     """Draw n distinct records for one item, in drawn order (the caller assigns them to depths).
+
+    `pool` replaces the shipped records of `lang` (e.g. a user's extended data set, validated by the same model).
 
     Records are taken in a random order and each is kept only if it does not clash with those already kept: equal
     or case-insensitively nested subjects or keywords, or a keyword inside another kept record's subject or needle.
     The shipped data has no clash at all, so this only matters for extended data sets; it never silently returns
     fewer than n records.
     """
-    records = retrieval_records(lang)
+    records = retrieval_records(lang) if pool is None else tuple(pool)
     if n < 0 or n > len(records):
         raise NeedleDataError(f"cannot draw {n} retrieval needles: the {lang} data holds {len(records)} records")
     order = list(records)
@@ -106,12 +110,18 @@ def draw_retrieval(rng: random.Random, n: int, lang: str) -> list[RetrievalRecor
 
 
 def _fits(record: RetrievalRecord, kept: list[RetrievalRecord]) -> bool:
-    subject = record.subject.casefold()
+    """Whether `record` can join `kept`: no nested subjects, no keyword inside the other's keyword/subject/needle."""
+    subject, keyword = record.subject.casefold(), record.keyword.casefold()
+    needle = record.needle.casefold()
     for other in kept:
-        other_subject = other.subject.casefold()
-        if subject in other_subject or other_subject in subject:
+        o_subject, o_keyword = other.subject.casefold(), other.keyword.casefold()
+        if subject in o_subject or o_subject in subject:
             return False
-    return not keyword_clashes([*kept, record]) if kept else True
+        if keyword in o_keyword or o_keyword in keyword or o_keyword in subject or o_keyword in needle:
+            return False
+        if keyword in o_subject or keyword in other.needle.casefold():
+            return False
+    return True
 
 
 def chain_order(chain: ReasoningChain, order: ChainOrder, rng: random.Random) -> list[Fact]:

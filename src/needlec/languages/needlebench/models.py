@@ -2,7 +2,7 @@
 
 Each model checks what a single record can check on its own (the needle names its subject and keyword, the question
 names the subject but not the keyword, a chain's facts link up into a path); rules over a whole file (pairwise-unique
-keywords, no keyword inside another) are checked by `check_retrieval_set` and by the tests.
+keywords, no keyword inside another) are checked when drawing and by the tests.
 """
 
 from __future__ import annotations
@@ -139,18 +139,3 @@ class Manifest(_Frozen):
 
     version: int
     files: dict[str, str]
-
-
-def keyword_clashes(records: tuple[RetrievalRecord, ...] | list[RetrievalRecord]) -> list[tuple[str, str]]:
-    """Pairs (a, b) of record ids where a's keyword equals or sits inside b's keyword, subject or needle.
-
-    Case-insensitive. A `keyword in response` check would credit a response naming b for a's fact, so records that
-    clash must never share an item; the shipped data has no clash at all.
-    """
-    clashes: list[tuple[str, str]] = []
-    folded = [(r.id, r.keyword.casefold(), r.subject.casefold(), r.needle.casefold()) for r in records]
-    for a_id, a_kw, _, _ in folded:
-        for b_id, b_kw, b_subject, b_needle in folded:
-            if a_id != b_id and (a_kw in b_kw or a_kw in b_subject or a_kw in b_needle):
-                clashes.append((a_id, b_id))
-    return clashes
