@@ -867,11 +867,16 @@ ZH_RELATIONS = [
     Relation("made_by", "artefact", "person", ("{s}出自{o}之手。", "{o}亲手打造了{s}。"), "{x}的打造者"),
     Relation("commands", "person", "ship", ("{s}是飞艇{o}的船长。", "飞艇{o}由{s}指挥。"), "{x}指挥的飞艇"),
     Relation("home_port", "ship", "city", ("飞艇{s}每次远航归来都停在{o}。", "飞艇{s}的母港是{o}。"), "{x}的母港"),
-    Relation("river_of", "city", "river", ("{o}穿过{s}城中。", "{s}的码头就建在{o}岸边。"), "流经{x}的河"),
+    Relation("river_of", "city", "river", ("{o}穿过{s}城中。", "{s}的码头就建在{o}岸边。"), "{x}的城中河"),
     Relation("guards", "org", "artefact", ("{s}把{o}锁在自家的密库里看守。", "{o}一直由{s}看管。"), "{x}看守的宝物"),
     Relation("capital_of", "realm", "city", ("{s}的都城是{o}。", "{o}是{s}的国都。"), "{x}的都城"),
     Relation("source_of", "river", "realm", ("{s}发源于{o}境内的群山。", "{s}的源头在{o}。"), "{x}的发源地"),
 ]
+
+
+# Consecutive relations that would read as a loop (a teacher's teacher, a member's order's member) or contradict the
+# previous fact (the capital of a realm cannot lie within another realm).
+EXCLUDED_STEPS = {(r.name, r.name) for r in EN_RELATIONS} | {("capital_of", "lies_in")}
 
 
 def _entity(namer: Namer, lang: str, etype: str) -> Named:
@@ -912,9 +917,8 @@ def build_chains(lang: str, rng: random.Random, namer: Namer) -> list[dict[str, 
             path_rel: list[Relation] = []
             current = start
             for _ in range(steps):
-                options = [
-                    r for r in relations if r.domain == current and (not path_rel or r.name != path_rel[-1].name)
-                ]
+                previous = path_rel[-1].name if path_rel else ""
+                options = [r for r in relations if r.domain == current and (previous, r.name) not in EXCLUDED_STEPS]
                 if not options:
                     break
                 rel = rng.choice(options)

@@ -390,6 +390,10 @@ def test_no_single_fact_answers_the_question(lang: str) -> None:
         assert [chain.question_entity in f.text for f in chain.facts] == [True] + [False] * (chain.steps - 1)
         assert [chain.answer in f.text for f in chain.facts] == [False] * (chain.steps - 1) + [True]
         assert chain.answer not in chain.question
+        relations = [f.relation for f in chain.facts]
+        for first, second in itertools.pairwise(relations):
+            assert first != second, chain.id  # no "teacher of the teacher" loops
+            assert (first, second) != ("capital_of", "lies_in"), chain.id  # a capital lies in its own realm
         assert [e for e in entities if e in chain.question] == [chain.question_entity]
 
 
