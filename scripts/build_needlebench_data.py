@@ -26,7 +26,7 @@ RETRIEVAL_PER_CATEGORY = 10
 CHAINS_PER_STEP = 30
 BLANK = "____"
 # Combinations of the word parts that would spell a real place, river, being or brand: never drawn.
-BLOCKED = ("morax", "belek", "issel", "澜沧", "琉璃", "砂漠")
+BLOCKED = ("morax", "belek", "issel", "zephath", "澜沧", "琉璃", "砂漠")
 
 # --------------------------------------------------------------------------------------------------------------------
 # English word parts (invented)

@@ -241,6 +241,120 @@ def test_nothing_real_world_appears(lang: str) -> None:
             assert noun not in text, (noun, text)
 
 
+# Ordinary English words that invented names may share with the built-in English haystack.
+COMMON_NAME_WORDS = frozenset(
+    {
+        "anchor",
+        "ash",
+        "bell",
+        "book",
+        "borrowed",
+        "brook",
+        "brotherhood",
+        "censer",
+        "circle",
+        "company",
+        "compass",
+        "crooked",
+        "crown",
+        "diadem",
+        "frost",
+        "gull",
+        "harp",
+        "heron",
+        "high",
+        "hollow",
+        "horn",
+        "isle",
+        "league",
+        "loom",
+        "merry",
+        "mirror",
+        "mist",
+        "moon",
+        "moth",
+        "mount",
+        "ninth",
+        "order",
+        "paper",
+        "patient",
+        "pelican",
+        "point",
+        "quiet",
+        "restless",
+        "river",
+        "salt",
+        "salted",
+        "seal",
+        "seer",
+        "silent",
+        "sparrow",
+        "spindle",
+        "star",
+        "steward",
+        "storm",
+        "stream",
+        "stubborn",
+        "thistle",
+        "thorn",
+        "wandering",
+        "water",
+        "woolen",
+        "bone",
+        "glass",
+        "iron",
+        "silver",
+        "copper",
+        "jade",
+        "pearl",
+        "amber",
+        "slate",
+        "chalk",
+        "vein",
+        "quartz",
+        "the",
+        "of",
+        "a",
+        "on",
+        "at",
+        "city",
+        "kingdom",
+        "walled",
+        "gas",
+        "giant",
+        "system",
+        "sunken",
+        "library",
+        "observatory",
+        "academy",
+        "tides",
+        "airship",
+        "lighthouse",
+        "mark",
+    }
+)
+
+
+def test_english_names_never_occur_in_the_builtin_haystack() -> None:
+    from needlec.haystacks.sources.builtin import _web_bible
+
+    documents, _ = _web_bible()
+    text = "\n".join(d.text for d in documents).casefold()
+    words = set(re.findall(r"\w+", text))
+    names = {chain_name for c in reasoning_chains("en") for chain_name in (*c.path, *c.aliases)}
+    for r in retrieval_records("en"):
+        names |= {r.keyword, r.subject, *r.aliases}
+    for name in names:
+        parts = re.findall(r"\w+", name.casefold())
+        shared = {p for p in parts if p in words}
+        assert shared <= COMMON_NAME_WORDS, (
+            name,
+            shared - COMMON_NAME_WORDS,
+        )
+        if shared == set(parts):  # every word is ordinary: the whole phrase must still be absent
+            assert not re.search(rf"\b{re.escape(name.casefold())}\b", text), name
+
+
 # ---------------------------------------------------------------------------------------------------------------------
 # Retrieval records: per-record shape and whole-set uniqueness
 # ---------------------------------------------------------------------------------------------------------------------
