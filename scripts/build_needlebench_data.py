@@ -343,6 +343,11 @@ ZH_TEA = ["云隐", "雪芽", "石乳", "松烟", "晚露", "青涧", "兰髓", 
 ZH_ORG_TAIL = ["商会", "盟", "社", "阁", "坊", "镖局", "书院", "行会"]
 ZH_BOOK_A = ["沉舟", "观澜", "拾萤", "听潮", "问星", "归墟", "焚灯", "折柳", "守拙", "栖云", "渡鹤", "寻砂"]
 ZH_BOOK_B = ["录", "经", "志", "笺", "谱", "集"]
+# Traditional forms of the simplified characters above, so that an answer written in traditional script also counts.
+ZH_TRADITIONAL = str.maketrans(
+    "雾澜沧烬岚渊枫晖鸢昙绛纹银铜垩风铁罗盘灯盏织机纺锤镜玺号钥炉竖闻钟离乐马砚筝霁芜谙奥尔维赛泽贝兰伦狰鸾云隐烟涧纱鹤会阁镖书观萤听问归栖寻录经笺谱岛国",
+    "霧瀾滄燼嵐淵楓暉鳶曇絳紋銀銅堊風鐵羅盤燈盞織機紡錘鏡璽號鑰爐豎聞鍾離樂馬硯箏霽蕪諳奧爾維賽澤貝蘭倫猙鸞雲隱煙澗紗鶴會閣鏢書觀螢聽問歸棲尋錄經箋譜島國",
+)
 
 
 def _compound_aliases(word: str, split: int) -> list[str]:
@@ -376,6 +381,9 @@ class Namer:
             if any(key in u or u in key for u in self.used):
                 continue
             self.used.add(key)
+            traditional = named.name.translate(ZH_TRADITIONAL)
+            if self.lang == "zh" and traditional != named.name:
+                return Named(named.name, [*named.aliases, traditional])
             return named
         raise RuntimeError("word parts exhausted")
 
