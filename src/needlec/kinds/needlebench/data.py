@@ -1,0 +1,139 @@
+"""Typed access to the NeedleBench needle data, and the seeded draws the needle kinds make from it.
+
+- `retrieval_records(lang)`: the fictional fact records for S-RT and M-RT.
+- `reasoning_chains(lang, steps)`: the fictional multi-hop chains for M-RS, optionally of one step count.
+- `draw_retrieval(rng, n, lang)`: n records for one item (M-RT) with pairwise-unique subjects and keywords, where no
+  keyword is a substring of another keyword, subject or needle of the same draw (a `keyword in response` check could
+  otherwise credit the wrong needle).
+- `chain_order(chain, order, rng)`: a chain's facts in derivation order (NeedleBench v1) or shuffled (v2).
+
+All randomness comes from the caller's `random.Random`; nothing here touches global random state.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from functools import cache
+from typing import Literal
+
+from needlec.languages.needlebench.files import read_verified
+from needlec.languages.needlebench.models import (
+    ChainFile,
+    Fact,
+    Language,
+    NeedleDataError,
+    ReasoningChain,
+    RetrievalFile,
+    RetrievalRecord,
+)
+
+LANGUAGES: tuple[Language, ...] = ("en", "zh")
+STEP_COUNTS: tuple[int, ...] = (2, 3, 4, 5)
+ChainOrder = Literal["chain", "shuffled"]
+
+__all__ = [
+    "LANGUAGES",
+    "STEP_COUNTS",
+    "ChainOrder",
+    "Fact",
+    "NeedleDataError",
+    "ReasoningChain",
+    "RetrievalRecord",
+    "chain_order",
+    "draw_retrieval",
+    "reasoning_chains",
+    "retrieval_records",
+]
+
+
+def _check_language(lang: str) -> Language:
+    if lang not in LANGUAGES:
+        raise NeedleDataError(f"NeedleBench data has no language {lang!r}; available: {', '.join(LANGUAGES)}")
+    return lang
+
+
+@cache
+def retrieval_records(lang: str) -> tuple[RetrievalRecord, ...]:
+    """All retrieval records of one language (`en` or `zh`), in file order, validated and sha256-checked."""
+    language = _check_language(lang)
+    parsed = RetrievalFile.model_validate(read_verified(f"retrieval_{language}.json"))
+    if parsed.language != language:
+        raise NeedleDataError(f"retrieval_{language}.json declares language {parsed.language!r}")
+    return parsed.records
+
+
+@cache
+def _all_chains(language: Language) -> tuple[ReasoningChain, ...]:
+    parsed = ChainFile.model_validate(read_verified(f"chains_{language}.json"))
+    if parsed.language != language:
+        raise NeedleDataError(f"chains_{language}.json declares language {parsed.language!r}")
+    return parsed.chains
+
+
+def reasoning_chains(lang: str, steps: int | None = None) -> tuple[ReasoningChain, ...]:
+    """The reasoning chains of one language; with `steps`, only those with that many facts (2-5)."""
+    chains = _all_chains(_check_language(lang))
+    if steps is None:
+        return chains
+    if steps not in STEP_COUNTS:
+        raise NeedleDataError(f"M-RS chains have 2 to 5 steps, not {steps}")
+    return tuple(c for c in chains if c.steps == steps)
+
+
+def draw_retrieval(
+    rng: random.Random, n: int, lang: str, pool: Sequence[RetrievalRecord] | None = None
+) -> list[RetrievalRecord]:
+    """Draw n distinct records for one item, in drawn order (the caller assigns them to depths).
+
+    `pool` replaces the shipped records of `lang` (e.g. a user's extended data set, validated by the same model).
+
+    Records are taken in a random order and each is kept only if it does not clash with those already kept: equal
+    or case-insensitively nested subjects or keywords, or a keyword inside another kept record's subject or needle.
+    The shipped data has no clash at all, so this only matters for extended data sets; it never silently returns
+    fewer than n records.
+    """
+    records = retrieval_records(lang) if pool is None else tuple(pool)
+    if n < 0 or n > len(records):
+        raise NeedleDataError(f"cannot draw {n} retrieval needles: the {lang} data holds {len(records)} records")
+    order = list(records)
+    rng.shuffle(order)
+    kept: list[RetrievalRecord] = []
+    for record in order:
+        if len(kept) == n:
+            break
+        if _fits(record, kept):
+            kept.append(record)
+    if len(kept) < n:
+        raise NeedleDataError(f"only {len(kept)} mutually compatible {lang} retrieval records, {n} requested")
+    return kept
+
+
+def _fits(record: RetrievalRecord, kept: list[RetrievalRecord]) -> bool:
+    """Whether `record` can join `kept`: no nested subjects, no keyword inside the other's keyword/subject/needle."""
+    subject, keyword = record.subject.casefold(), record.keyword.casefold()
+    needle = record.needle.casefold()
+    for other in kept:
+        o_subject, o_keyword = other.subject.casefold(), other.keyword.casefold()
+        if subject in o_subject or o_subject in subject:
+            return False
+        if keyword in o_keyword or o_keyword in keyword or o_keyword in subject or o_keyword in needle:
+            return False
+        if keyword in o_subject or keyword in other.needle.casefold():
+            return False
+    return True
+
+
+def chain_order(chain: ReasoningChain, order: ChainOrder, rng: random.Random) -> list[Fact]:
+    """The facts of a chain in insertion order: derivation order (`chain`, NeedleBench v1) or `shuffled` (v2).
+
+    `shuffled` permutes a copy with the caller's RNG; the chain itself is never changed. The permutation is recorded
+    by the caller (each fact keeps its triple, so the derivation stays checkable whatever the order).
+    """
+    facts = list(chain.facts)
+    if order == "chain":
+        return facts
+    if order == "shuffled":
+        rng.shuffle(facts)
+        return facts
+    raise NeedleDataError(f"chain order must be 'chain' or 'shuffled', not {order!r}")
