@@ -1,0 +1,209 @@
+"""Word extraction (RULER CWE and FWE): lists of words with known counts; the answer is the top of the count.
+
+- Common-word extraction (CWE): `num_common` words occur `common_freq` times each (30; 6 for
+  short contexts), the others `uncommon_freq` times (3; 1), shuffled and rendered as a numbered
+  list "1. heron 2. quartz ...". The answer is the common words. No answer word is a substring of
+  another answer word or of any other word in the item, so substring scoring cannot credit "cat"
+  for "category", and the counts recomputed from the rendered list are unambiguous.
+- Frequent-word extraction (FWE): coded 6-letter words with Zipf counts floor(N * k^-alpha / zeta(alpha));
+  rank 1 is replaced by a noise token ("...") and the answer is ranks 2-4. The top counts are
+  checked to be strictly decreasing, so ties are impossible; coded words are never real words of
+  the shipped lists.
+
+`counts` records every word's number of occurrences, and `answers` equals the top of those counts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError
+from needlec.languages.wordlists import cwe_words
+
+
+@dataclass(frozen=True)
+class WordTaskWording:
+    """Templates of a word-extraction item; fields: {count} (number of answers)."""
+
+    instruction: str = "Below is a numbered list of words. A few of them occur far more often than the rest."
+    question: str = "Which {count} words occur most often in the list above?"
+    answer_prefix: str = "Answer: the {count} most frequent words in the list are:"
+
+
+FREQUENT_WORDING = WordTaskWording(
+    instruction="Below is a text made of coded words. Ignore the dots: they are noise.",
+    question="Which {count} coded words occur most often in the text above?",
+    answer_prefix="Answer: the {count} most frequent coded words are:",
+)
+"""Default FWE wording: tells the reader to ignore the noise token."""
+
+
+@dataclass(frozen=True)
+class CommonWordsSpec:
+    """Parameters of CWE: RULER uses 10 common words x 30 and uncommon words x 3 (6 and 1 below 4K)."""
+
+    num_common: int = 10
+    common_freq: int = 30
+    uncommon_freq: int = 3
+    numbered: bool = True
+    """Render as "1. w 2. w ..." (RULER); otherwise words separated by `separator`."""
+    separator: str = " "
+    wording: WordTaskWording = field(default_factory=WordTaskWording)
+
+
+@dataclass(frozen=True)
+class FrequentWordsSpec:
+    """Parameters of FWE: Zipf exponent 2, 6-letter coded words, rank 1 as noise, answer ranks 2-4."""
+
+    alpha: float = 2.0
+    word_length: int = 6
+    num_noise: int = 1
+    """Top ranks replaced by the noise token."""
+    num_answers: int = 3
+    noise_token: str = "..."
+    separator: str = " "
+    wording: WordTaskWording = field(default_factory=lambda: FREQUENT_WORDING)
+
+
+@dataclass(frozen=True)
+class WordTaskItem:
+    """A drawn word-extraction item: the word sequence, its rendering, counts and answers."""
+
+    sequence: tuple[str, ...]
+    text: str
+    counts: tuple[tuple[str, int], ...]
+    """(word, occurrences) for every distinct word, highest count first (noise token included for FWE)."""
+    answers: tuple[tuple[str, ...], ...]
+    instruction: str
+    question: str
+    answer_prefix: str
+
+
+def _render(sequence: Sequence[str], numbered: bool, separator: str) -> str:
+    if numbered:
+        return separator.join(f"{index}. {word}" for index, word in enumerate(sequence, start=1))
+    return separator.join(sequence)
+
+
+def _overlaps(word: str, others: Sequence[str]) -> bool:
+    return any(word in other or other in word for other in others)
+
+
+def generate_common_words(
+    rng: random.Random,
+    spec: CommonWordsSpec,
+    num_uncommon: int,
+    vocabulary: Sequence[str] | None = None,
+    exclude: Sequence[str] = (),
+) -> WordTaskItem:
+    """Draw one CWE item with `num_uncommon` uncommon words (the compile grows it to fill the length).
+
+    `vocabulary` defaults to the frozen `cwe_words` list; `exclude` removes words (e.g. those of the
+    few-shot example, which must be disjoint from the item's).
+    """
+    if spec.common_freq <= spec.uncommon_freq or spec.uncommon_freq < 1 or spec.num_common < 1:
+        raise RulerGenerationError(
+            f"common words must occur more often than uncommon ones (got {spec.common_freq} vs {spec.uncommon_freq})"
+        )
+    banned = set(exclude)
+    order = [word for word in (vocabulary if vocabulary is not None else cwe_words()) if word not in banned]
+    rng.shuffle(order)
+    common: list[str] = []
+    rest = iter(order)
+    for word in rest:
+        if not _overlaps(word, common):
+            common.append(word)
+            if len(common) == spec.num_common:
+                break
+    uncommon = list(itertools.islice((word for word in rest if not _overlaps(word, common)), num_uncommon))
+    if len(common) < spec.num_common or len(uncommon) < num_uncommon:
+        raise RulerGenerationError(
+            f"the vocabulary of {len(order)} words cannot supply {spec.num_common} common and "
+            f"{num_uncommon} uncommon words without substring collisions"
+        )
+    sequence = [word for word in common for _ in range(spec.common_freq)]
+    sequence += [word for word in uncommon for _ in range(spec.uncommon_freq)]
+    rng.shuffle(sequence)
+    counts = [(word, spec.common_freq) for word in common] + [(word, spec.uncommon_freq) for word in uncommon]
+    count = spec.num_common
+    return WordTaskItem(
+        sequence=tuple(sequence),
+        text=_render(sequence, spec.numbered, spec.separator),
+        counts=tuple(counts),
+        answers=tuple((word,) for word in common),
+        instruction=spec.wording.instruction,
+        question=spec.wording.question.format(count=count),
+        answer_prefix=spec.wording.answer_prefix.format(count=count),
+    )
+
+
+def zeta(alpha: float) -> float:
+    """Riemann zeta for alpha > 1: a direct sum plus the Euler-Maclaurin tail (error far below 1e-12)."""
+    if alpha <= 1:
+        raise RulerGenerationError(f"the Zipf exponent must exceed 1, got {alpha}")
+    terms = 1000
+    head = math.fsum(math.pow(k, -alpha) for k in range(1, terms))
+    tail = (
+        math.pow(terms, 1 - alpha) / (alpha - 1)
+        + math.pow(terms, -alpha) / 2
+        + alpha * math.pow(terms, -alpha - 1) / 12
+    )
+    return head + tail
+
+
+def zipf_counts(num_words: int, vocab_size: int, alpha: float) -> list[int]:
+    """RULER's FWE counts: floor(num_words * k^-alpha / zeta(alpha)) for ranks k = 1..vocab_size."""
+    norm = zeta(alpha)
+    return [int(num_words * math.pow(k, -alpha) / norm) for k in range(1, vocab_size + 1)]
+
+
+def generate_frequent_words(
+    rng: random.Random,
+    spec: FrequentWordsSpec,
+    num_words: int,
+    vocab_size: int,
+    exclude: Sequence[str] | None = None,
+) -> WordTaskItem:
+    """Draw one FWE item: `vocab_size` coded words (RULER: context length / 50), counts from `num_words`.
+
+    Coded words are fresh random lowercase strings, never one of `exclude` (default: the frozen
+    common-word vocabulary, which holds every real word shipped).
+    """
+    counts = zipf_counts(num_words, vocab_size, spec.alpha)
+    top = spec.num_noise + spec.num_answers + 1
+    if vocab_size < top or any(counts[i] <= counts[i + 1] for i in range(top - 1)):
+        shown = counts[: min(top, len(counts))]
+        raise RulerGenerationError(
+            f"FWE with {num_words} words over {vocab_size} coded words gives top counts {shown}: "
+            "they must be strictly decreasing, use more words"
+        )
+    pool = DistinctPool(rng, tuple(cwe_words()) if exclude is None else exclude)
+    pool.used.add(spec.noise_token)
+
+    def make(r: random.Random) -> str:
+        return "".join(r.choice(string.ascii_lowercase) for _ in range(spec.word_length))
+
+    vocab = [pool.draw(make, "coded word") for _ in range(vocab_size)]
+    vocab[: spec.num_noise] = [spec.noise_token] * spec.num_noise
+    sequence = [word for word, count in zip(vocab, counts, strict=True) for _ in range(count)]
+    rng.shuffle(sequence)
+    answers = vocab[spec.num_noise : spec.num_noise + spec.num_answers]
+    tally: dict[str, int] = {}
+    for word, count in zip(vocab, counts, strict=True):
+        if count:
+            tally[word] = tally.get(word, 0) + count
+    count = spec.num_answers
+    return WordTaskItem(
+        sequence=tuple(sequence),
+        text=_render(sequence, False, spec.separator),
+        counts=tuple(sorted(tally.items(), key=lambda pair: -pair[1])),
+        answers=tuple((word,) for word in answers),
+        instruction=spec.wording.instruction,
+        question=spec.wording.question.format(count=count),
+        answer_prefix=spec.wording.answer_prefix.format(count=count),
+    )
