@@ -8,6 +8,7 @@ from pathlib import Path
 
 
 def cmd_site_build(args: argparse.Namespace) -> int:
+    from needlec.cli import build_parser
     from needlec.site.build import SiteOptions, build_site
 
     def log(message: str) -> None:
@@ -21,6 +22,7 @@ def cmd_site_build(args: argparse.Namespace) -> int:
         build=not args.pages_only,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         log=log,
+        cli_parser=build_parser(),
     )
     result = build_site([Path(s) for s in args.specs], options)
     print(

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from needlec import __version__
-from needlec.compile.items import ITEM_SCHEMA_VERSION
+from needlec.dataset import ITEM_SCHEMA_VERSION
 from needlec.util.canonical import sha256_json
 
 MANIFEST = "manifest.json"

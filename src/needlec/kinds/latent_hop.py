@@ -17,8 +17,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from needlec.kinds.base import NEEDLES, Draw
+from needlec.kinds.base import Draw, NeedleKindBase
 from needlec.languages.names import BUILTIN_NAMES
+from needlec.registry import NEEDLES
 from needlec.spec.base import StrictModel
 from needlec.spec.templates import render
 
@@ -147,7 +148,7 @@ class Case:
     order: Order
 
 
-class LatentHopKind:
+class LatentHopKind(NeedleKindBase):
     def __init__(self, config: LatentHopNeedle) -> None:
         self.config = config
         self.pool: tuple[str, ...] = tuple(config.names or BUILTIN_NAMES)

@@ -11,21 +11,26 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from needlec.compile.overlap import Budget
-from needlec.haystacks.builders import BuilderConfig
-from needlec.haystacks.sources import SOURCES
-from needlec.kinds import latent_hop  # noqa: F401  (registers the latent_hop needle kind)
-from needlec.kinds.base import NEEDLES
-from needlec.registry import registry_union
-from needlec.scoring.metrics import MetricConfig
 from needlec.spec.base import StrictModel
+from needlec.spec.components import BuilderConfig, MetricConfig, NeedleConfig, SourceConfig, TokenizerConfig
 from needlec.spec.grid import Grid
-from needlec.tokenizer import TiktokenConfig, TokenizerConfig
-
-SourceConfig = registry_union(SOURCES, "type")
-NeedleConfig = registry_union(NEEDLES, "type", default="template")
 
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
+
+
+class Budget(StrictModel):
+    """An upper bound on one overlap statistic; the compile fails listing every item above it."""
+
+    metric: Literal["rouge1_precision", "rouge2_precision", "rougeL_precision"] = Field(
+        description="Which ROUGE precision of the question is bounded."
+    )
+    max: float = Field(ge=0, le=1, description="Largest allowed value (0..1).")
+    against: Literal["needle", "context"] = Field(
+        "needle",
+        description="`needle`: the question against the needle text (the evidence, as "
+        "the NoLiMa paper measures it); `context`: against the whole context (haystack plus "
+        "needles; common words make this high for any natural haystack).",
+    )
 
 
 class HaystackSpec(StrictModel):
@@ -148,7 +153,7 @@ class Spec(StrictModel):
         "key, so items never depend on each other.",
     )
     tokenizers: list[TokenizerConfig] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: [TiktokenConfig(type="tiktoken", encoding="cl100k_base")],
+        default_factory=lambda: ["cl100k_base"],
         min_length=1,
         validate_default=True,
         description="Tokenizers to count lengths with; each gets its own items, exact to its own "
