@@ -206,8 +206,10 @@ class Registry(Generic[T]):
         return sorted(self._items)
 
     def __iter__(self) -> Iterator[Component[T]]:
+        """Every component in registration order: built-ins in the order of `modules`, then
+        plugins by entry-point name (a stable order, so generated unions and schemas are too)."""
         self.load_all()
-        return iter([self._items[name] for name in sorted(self._items)])
+        return iter(list(self._items.values()))
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -276,7 +278,7 @@ FILTERS: Registry[Any] = Registry(
     ),
 )
 BUILDERS: Registry[Any] = Registry("builders", modules=("needlec.haystacks.builders",))
-NEEDLES: Registry[Any] = Registry("needles", modules=("needlec.kinds.template", "needlec.kinds.latent_hop"))
+NEEDLES: Registry[Any] = Registry("needles", modules=("needlec.kinds.latent_hop", "needlec.kinds.template"))
 TOKENIZERS: Registry[Any] = Registry("tokenizers", modules=("needlec.tokenizer",))
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
 EXPORTERS: Registry[Any] = Registry("exporters")
