@@ -62,9 +62,14 @@ class LoadFailure:
     def message(self) -> str:
         """One line naming the distribution, the entry point and what went wrong."""
         return (
-            f"the {self.kind} {self.name!r} comes from the plugin distribution {self.distribution!r}, which "
+            f"the {singular(self.kind)} {self.name!r} comes from the plugin distribution {self.distribution!r}, which "
             f"failed to load (entry point {self.group}:{self.name} = {self.value}): {self.error}"
         )
+
+
+def singular(kind: str) -> str:
+    """`sources` -> `source`: a registry's kind as one component is called in messages."""
+    return kind[:-1] if kind.endswith("s") else kind
 
 
 def plugins_enabled() -> bool:
@@ -150,7 +155,7 @@ class Registry(Generic[T]):
             else:
                 if name in self._items:
                     return
-                error = f"importing it did not register a {self.kind[:-1] if self.kind.endswith('s') else self.kind} named {name!r}"
+                error = f"importing it did not register a {singular(self.kind)} named {name!r}"
             self._failures[name] = LoadFailure(
                 self.kind, name, self.group, entry_point.value, _distribution(entry_point), error
             )
@@ -198,7 +203,7 @@ class Registry(Generic[T]):
         if failure is not None:
             return failure.message()
         known = sorted({*self._items, *self._discover()} - set(self._failures))
-        return f"unknown {self.kind} {name!r}{did_you_mean(name, known)}"
+        return f"unknown {singular(self.kind)} {name!r}{did_you_mean(name, known)}"
 
     def names(self) -> list[str]:
         """Every usable name, sorted (loads all entry points)."""
