@@ -131,7 +131,9 @@ def test_entry_points_load_lazily_per_name(tmp_path: Path) -> None:
 
 def test_plugin_metric_is_registered_and_validates_in_scoring(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text(SPEC.format(source="tide_log").replace("metric: exact_token", "metric: exact_token\n  case_sensitive: maybe"))
+    bad.write_text(
+        SPEC.format(source="tide_log").replace("metric: exact_token", "metric: exact_token\n  case_sensitive: maybe")
+    )
     result = run([sys.executable, "-m", "needlec", "validate", str(bad)], tmp_path)
     assert result.returncode == 2 and "scoring.case_sensitive" in result.stderr, result.stderr
     script = (

@@ -10,7 +10,7 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from needlec.version import __version__
 
 _API = {
     "load_spec": ("needlec.api", "load_spec"),

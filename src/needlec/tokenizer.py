@@ -40,7 +40,6 @@ TIKTOKEN_TABLES = {
 }
 
 
-
 class TiktokenConfig(StrictModel):
     """A tiktoken encoding, available offline. A bare string such as `cl100k_base` means this."""
 

@@ -6,8 +6,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from needlec import __version__
 from needlec.dataset import ITEM_SCHEMA_VERSION
+from needlec.version import __version__
 from needlec.util.canonical import sha256_json
 
 MANIFEST = "manifest.json"

@@ -37,9 +37,7 @@ class TideLogSource(SourceSpec):
 def load_tide_log(config: TideLogSource, context: SourceContext) -> SourceText:
     """Generate the log text."""
     rng = random.Random(config.seed)
-    lines = [
-        f"At hour {i % 24} by {rng.choice(PLACES)}, {rng.choice(EVENTS)}." for i in range(config.entries)
-    ]
+    lines = [f"At hour {i % 24} by {rng.choice(PLACES)}, {rng.choice(EVENTS)}." for i in range(config.entries)]
     text = " ".join(lines)
     document = SourceDocument("tide-log", text)
     return SourceText("tide_log", (document,), sha256_of([text.encode()]), f"tide_log(seed={config.seed})")
