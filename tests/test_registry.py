@@ -96,3 +96,27 @@ def test_plugins_are_off_in_the_test_session() -> None:
     # conftest turns entry-point discovery off, so an installed plugin changes nothing here
     assert "tide_log" not in SOURCES
     assert SOURCES.failures() == []
+
+
+def test_plugin_guide_matches_the_fixture_plugin() -> None:
+    root = Path(__file__).resolve().parents[1]
+    guide = (root / "site" / "docs" / "guides" / "plugins.md").read_text(encoding="utf-8")
+    plugin = root / "tests" / "fixture_plugin"
+    sources = {p.name: p.read_text(encoding="utf-8") for p in (plugin / "src" / "needlec_fixture_plugin").glob("*.py")}
+    for line in (
+        "class TideLogSource(SourceSpec):",
+        '@SOURCES.register("tide_log", TideLogSource)',
+        "class LockerCodeKind(NeedleKindBase):",
+        'NEEDLES.register("locker_code", LockerCodeNeedle)(LockerCodeKind)',
+        '@METRICS.register("exact_token", ExactTokenMetric)',
+        'lockers: list[int] = Field(min_length=1, description="Locker numbers; each is a case of the grid.")',
+    ):
+        assert line in guide, line
+        assert any(line in text for text in sources.values()), line
+    pyproject = (plugin / "pyproject.toml").read_text(encoding="utf-8")
+    for entry in (
+        'tide_log = "needlec_fixture_plugin.source"',
+        'locker_code = "needlec_fixture_plugin.needle"',
+        'exact_token = "needlec_fixture_plugin.metric"',
+    ):
+        assert entry in guide and entry in pyproject, entry
