@@ -33,7 +33,7 @@ def test_validate_returns_problems_and_never_raises_for_user_errors(tmp_path: Pa
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: Not A Slug\n", encoding="utf-8")
     problems = needlec.validate(bad)
-    assert [p.key_path for p in problems][0] == "name"  # the slug pattern
+    assert problems[0].key_path == "name"  # the slug pattern
     missing = {"title", "haystack", "grid", "needle", "prompt", "scoring"}  # the required keys besides `name`
     assert {p.message for p in problems[1:]} == {f"required key {key!r} is missing" for key in missing}
     with pytest.raises(SpecError):
@@ -58,6 +58,6 @@ def test_compile_reports_an_unknown_select_key_as_a_user_error(tmp_path: Path) -
 
 
 def test_compile_name_is_the_function_even_after_the_compiler_package_is_imported() -> None:
-    import needlec.compile.pipeline  # noqa: F401  (binds the subpackage on the package, normally)
+    import needlec.compile.pipeline
 
     assert callable(needlec.compile) and needlec.compile.__module__ == "needlec.api"

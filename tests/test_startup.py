@@ -25,10 +25,7 @@ def modules_after(code: str) -> list[str]:
 
 
 def test_validate_imports_no_heavy_library() -> None:
-    code = (
-        "from needlec.cli import main\n"
-        "assert main(['validate', 'specs/niah.yaml', 'specs/nolima.yaml']) == 0\n"
-    )
+    code = "from needlec.cli import main\nassert main(['validate', 'specs/niah.yaml', 'specs/nolima.yaml']) == 0\n"
     assert modules_after(code) == []
 
 

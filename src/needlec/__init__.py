@@ -20,7 +20,7 @@ _API = {
 }
 
 if TYPE_CHECKING:
-    from needlec.api import compile, load_spec, validate  # noqa: A004
+    from needlec.api import compile, load_spec, validate
     from needlec.errors import NeedlecError, Problem
 
 

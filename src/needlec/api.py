@@ -58,7 +58,7 @@ def validate(path: str | Path, *, cache_dir: str | Path | None = None) -> list[P
     return []
 
 
-def compile(  # noqa: A001  (the public name the package exports)
+def compile(
     spec: str | Path,
     out_dir: str | Path | None,
     *,

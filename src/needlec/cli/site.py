@@ -34,7 +34,7 @@ def cmd_site_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_site_command(sub: argparse._SubParsersAction) -> None:
+def add_site_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `needlec site` and its `build` subcommand on the main parser's subcommands."""
     site = sub.add_parser(
         "site",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import regex
 
-from needlec.spec.models import Budget  # noqa: F401  (re-exported: budgets are spec models)
+from needlec.spec.models import Budget
 
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}]|[\p{L}\p{M}\p{N}]+", regex.V1)
 METRICS = ("rouge1", "rouge2", "rougeL")
@@ -23,7 +23,8 @@ class UnicodeTokenizer:
     """Tokenizer for rouge-score that keeps every script (CJK characters are single tokens)."""
 
     def tokenize(self, text: str) -> list[str]:
-        return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+        tokens: list[str] = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+        return tokens
 
 
 class FocusedTokenizer(UnicodeTokenizer):

@@ -28,7 +28,7 @@ from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
 from needlec.haystacks.builders import haystack_builder
 from needlec.haystacks.filters.stage import FilterStage
 from needlec.haystacks.index import Haystack, HaystackIndex, boundary_positions, repeat_to
-from needlec.haystacks.sources import SOURCES, SourceContext, SourceLoader, SourceDocument, SourceText
+from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceLoader, SourceText
 from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.placement.engine import Counter
 from needlec.spec.loader import dotted

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from needlec.dataset import ITEM_SCHEMA_VERSION
-from needlec.version import __version__
 from needlec.util.canonical import sha256_json
+from needlec.version import __version__
 
 MANIFEST = "manifest.json"
 

@@ -59,7 +59,7 @@ class SnippetBuilder(StrictModel):
         "haystack is repeated).",
         examples=[40000],
     )
-    tokenizer: TokenizerConfig = Field(  # type: ignore[valid-type,assignment]
+    tokenizer: TokenizerConfig = Field(
         "cl100k_base", validate_default=True, description="Tokenizer that measures snippets and haystacks."
     )
     min_document_tokens: int = Field(

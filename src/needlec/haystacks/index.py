@@ -18,11 +18,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-
 from needlec.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
-    import numpy as np
+    pass
 
 _SAFE = re.compile(r"(?<=[^\W\d_]) (?=[^\W\d_])")
 _BOUNDARY = {

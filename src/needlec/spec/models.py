@@ -36,7 +36,7 @@ class Budget(StrictModel):
 class HaystackSpec(StrictModel):
     """Where haystack text comes from and how documents are joined into one haystack."""
 
-    sources: list[SourceConfig] = Field(  # type: ignore[valid-type]
+    sources: list[SourceConfig] = Field(
         min_length=1,
         description="Haystack sources, concatenated in order. Each is a mapping "
         "with a `type`: `builtin`, `files` or `url`.",
@@ -51,7 +51,7 @@ class HaystackSpec(StrictModel):
         description="Where each item's window starts: at the `beginning` of the "
         "haystack, or at a `random` sentence start (seeded per item).",
     )
-    builder: BuilderConfig = Field(  # type: ignore[valid-type]
+    builder: BuilderConfig = Field(
         default_factory=lambda: {"type": "concat"},
         validate_default=True,
         description="How documents become haystacks: `concat` (one haystack of everything, the "
@@ -152,7 +152,7 @@ class Spec(StrictModel):
         description="Root seed; every item's RNG derives from it and the item's "
         "key, so items never depend on each other.",
     )
-    tokenizers: list[TokenizerConfig] = Field(  # type: ignore[valid-type]
+    tokenizers: list[TokenizerConfig] = Field(
         default_factory=lambda: ["cl100k_base"],
         min_length=1,
         validate_default=True,
@@ -162,10 +162,7 @@ class Spec(StrictModel):
     )
     haystack: HaystackSpec = Field(description="Haystack sources and assembly.")
     grid: Grid = Field(description="Lengths, depths and repeats.")
-    needle: NeedleConfig = Field(
-        description="What is hidden and asked; a mapping with a "  # type: ignore[valid-type]
-        "`type` (default `template`)."
-    )
+    needle: NeedleConfig = Field(description="What is hidden and asked; a mapping with a `type` (default `template`).")
     placement: PlacementSpec = Field(
         default_factory=PlacementSpec,  # type: ignore[arg-type]
         description="Needle positioning.",
@@ -182,7 +179,7 @@ class Spec(StrictModel):
         examples=[[{"metric": "rouge1_precision", "max": 0.1, "against": "needle"}]],
     )
     scoring: MetricConfig = Field(
-        description="How a runner scores a response.",  # type: ignore[valid-type]
+        description="How a runner scores a response.",
         examples=[{"metric": "contains"}],
     )
     variants: dict[str, dict[str, dict[str, Any]]] = Field(

@@ -17,7 +17,6 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-
 from needlec.haystacks.filters.base import FilterError
 
 if TYPE_CHECKING:
@@ -127,7 +126,6 @@ class EmbeddingCache:
     """Vectors by sha256(model id, text), stored as .npz shards under one folder per model."""
 
     def __init__(self, root: Path, model: str) -> None:
-        import numpy as np
 
         self.folder = root / hashlib.sha256(model.encode()).hexdigest()[:24]
         self.model = model
@@ -179,7 +177,6 @@ def embed(
 ) -> np.ndarray:
     """Vectors for `texts` in order, encoding only those the cache lacks."""
     import numpy as np
-
     from tqdm import tqdm
 
     unique = list(dict.fromkeys(texts))

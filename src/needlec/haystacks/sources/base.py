@@ -21,7 +21,7 @@ from needlec.spec.components import FilterConfig
 class SourceSpec(StrictModel):
     """Keys every kind of haystack source accepts besides its own."""
 
-    filters: list[FilterConfig] = Field(  # type: ignore[valid-type]
+    filters: list[FilterConfig] = Field(
         default_factory=list,
         description="Filters run over this source's documents, in order, "
         "before haystacks are built: each takes out sentences (or, for `name_collisions`, pool "
