@@ -25,12 +25,13 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from needlec.errors import PluginError
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     from pydantic import BaseModel
 
 T = TypeVar("T")
@@ -135,6 +136,8 @@ class Registry(Generic[T]):
             if self._entry_points is None:
                 found: dict[str, EntryPoint] = {}
                 if plugins_enabled():
+                    from importlib.metadata import entry_points  # only when discovery is on
+
                     for entry_point in entry_points(group=self.group):
                         found.setdefault(entry_point.name, entry_point)
                 self._entry_points = found
