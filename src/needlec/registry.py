@@ -34,6 +34,12 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
+    from needlec.haystacks.builders import HaystackBuilder
+    from needlec.haystacks.filters.base import FilterFactory
+    from needlec.haystacks.sources.base import SourceLoader
+    from needlec.kinds.base import NeedleKind
+    from needlec.tokenizer import TokenizerFactory
+
 T = TypeVar("T")
 
 PLUGINS_ENV = "NEEDLEC_PLUGINS"
@@ -265,10 +271,11 @@ def registry_union(registry: Registry[Any], tag: str, default: str | None = None
 
 
 # -- the registries --------------------------------------------------------------------------------
-# Values are typed `Any` here so this bottom layer imports nothing above it; each kind's Protocol
-# lives beside its implementations (see ARCHITECTURE.md, "Registries and plugins").
+# Each kind's Protocol lives beside its implementations (see ARCHITECTURE.md, "Registries and
+# plugins"); they are imported above for type checking only, so this bottom layer imports nothing
+# above it at run time.
 
-SOURCES: Registry[Any] = Registry(
+SOURCES: Registry[SourceLoader] = Registry(
     "sources",
     modules=(
         "needlec.haystacks.sources.builtin",
@@ -276,7 +283,7 @@ SOURCES: Registry[Any] = Registry(
         "needlec.haystacks.sources.url",
     ),
 )
-FILTERS: Registry[Any] = Registry(
+FILTERS: Registry[FilterFactory] = Registry(
     "filters",
     modules=(
         "needlec.haystacks.filters.embedding",
@@ -285,9 +292,11 @@ FILTERS: Registry[Any] = Registry(
         "needlec.haystacks.filters.names",
     ),
 )
-BUILDERS: Registry[Any] = Registry("builders", modules=("needlec.haystacks.builders",))
-NEEDLES: Registry[Any] = Registry("needles", modules=("needlec.kinds.latent_hop", "needlec.kinds.template"))
-TOKENIZERS: Registry[Any] = Registry("tokenizers", modules=("needlec.tokenizer",))
+BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry("builders", modules=("needlec.haystacks.builders",))
+NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
+    "needles", modules=("needlec.kinds.latent_hop", "needlec.kinds.template")
+)
+TOKENIZERS: Registry[TokenizerFactory] = Registry("tokenizers", modules=("needlec.tokenizer",))
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
 EXPORTERS: Registry[Any] = Registry("exporters")
 LANGUAGES: Registry[Any] = Registry("languages")

@@ -161,12 +161,12 @@ class LatentHopKind(NeedleKindBase):
         for group in self.config.groups:
             for pair in group.pairs:
                 for hop in ("one", "two"):
-                    if pair.w_q(hop) is None or hop not in self.config.select.hops:  # type: ignore[arg-type]
+                    if pair.w_q(hop) is None or hop not in self.config.select.hops:
                         continue
                     for order in ("default", "inverted"):
                         case_id = f"{group.id}.{pair.id}.{hop}.{order}"
                         if order in self.config.select.orders and (chosen is None or case_id in chosen):
-                            out.append(Case(case_id, group, pair, hop, order))  # type: ignore[arg-type]
+                            out.append(Case(case_id, group, pair, hop, order))
         return out
 
     def cases(self) -> list[str]:
