@@ -9,6 +9,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+# Entry-point discovery off: an installed plugin must not change what these tests see (the plugin
+# tests turn it back on in their own subprocesses).
+os.environ["NEEDLEC_PLUGINS"] = "0"
 
 ROOT = Path(__file__).resolve().parents[1]
 SPECS = ROOT / "specs"

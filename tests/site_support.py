@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from needlec.cli import build_parser
 from needlec.site.build import GENERATED, SiteOptions, SiteResult, build_site
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,6 +31,7 @@ def built_site(factory: pytest.TempPathFactory) -> tuple[Path, SiteResult]:
     """(project folder, result) of `build_site` over every shipped spec, built on first use."""
     if "site" not in _BUILT:
         project = copy_project(factory.mktemp("site-build") / "site")
-        result = build_site(None, SiteOptions(project=project))  # finds the specs beside the project
+        options = SiteOptions(project=project, cli_parser=build_parser())
+        result = build_site(None, options)  # finds the specs beside the project
         _BUILT["site"] = (project, result)
     return _BUILT["site"]

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
-from needlec.publish.card import card_problems, schema_problems, split_front_matter
-from needlec.publish.verify import download, parse_remote, read_sums, verify_dataset
 
 from needlec.errors import OutputError
+from needlec.publish.card import card_problems, schema_problems, split_front_matter
 from needlec.publish.release import publish, write_release
+from needlec.publish.verify import download, parse_remote, read_sums, verify_dataset
 
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
 

@@ -83,3 +83,7 @@ class ContractError(NeedlecError):
 
 class OutputError(NeedlecError):
     """A dataset directory is missing, incomplete, or fails verification."""
+
+
+class PluginError(NeedlecError):
+    """A component a spec names is unknown, or the plugin that provides it failed to load."""

@@ -1,21 +1,48 @@
-"""Named component registries (sources, filters, needle kinds, metrics, tokenizers).
+"""Named component registries: one module-level `Registry` per kind of component.
 
-Built-in components register with a decorator when their module is imported; third parties add
-kinds through entry points (group `needlec.<kind>`), loaded once when the registry is first read.
-A registry is frozen after that, so the spec language never changes in the middle of a run.
+The spec language is open: a haystack source, filter, builder, needle kind, tokenizer, metric,
+exporter or language pack is chosen in a spec by name (`type:` or `metric:`), and that name is
+looked up here. Built-in components register with a decorator when their module is imported;
+the modules are listed per registry and imported on the first read, so importing this module is
+cheap and never imports a component. Third-party packages add components through the
+entry-point group `needlec.<kind>` (e.g. `needlec.sources`): the entry point's name is the
+component's name and its value is the module (or an object in it) that registers it.
+
+Entry points load lazily: `get(name)` loads only the entry point of that name, iterating (which
+building a spec union does) loads them all, after which the registry is frozen. A plugin that
+fails to import is recorded, not raised: a spec that names it gets a `PluginError` naming the
+distribution, the entry point and the exception, and every other spec is unaffected. Setting
+the environment variable `NEEDLEC_PLUGINS=0` turns entry-point discovery off.
+
+This module sits at the bottom of the package: it imports only `errors` and the standard library.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
+import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib.metadata import entry_points
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from needlec.errors import PluginError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from pydantic import BaseModel
+
+    from needlec.haystacks.builders import HaystackBuilder
+    from needlec.haystacks.filters.base import FilterFactory
+    from needlec.haystacks.sources.base import SourceLoader
+    from needlec.kinds.base import NeedleKind
+    from needlec.tokenizer import TokenizerFactory
 
 T = TypeVar("T")
+
+PLUGINS_ENV = "NEEDLEC_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -28,53 +55,186 @@ class Component(Generic[T]):
     summary: str
 
 
-class Registry(Generic[T]):
-    """Maps a component `type:` name to its config model and implementation."""
+@dataclass(frozen=True)
+class LoadFailure:
+    """An entry point that could not be loaded, kept to explain itself when a spec names it."""
 
-    def __init__(self, kind: str) -> None:
+    kind: str
+    name: str
+    group: str
+    value: str
+    distribution: str
+    error: str
+
+    def message(self) -> str:
+        """One line naming the distribution, the entry point and what went wrong."""
+        return (
+            f"the {singular(self.kind)} {self.name!r} comes from the plugin distribution {self.distribution!r}, which "
+            f"failed to load (entry point {self.group}:{self.name} = {self.value}): {self.error}"
+        )
+
+
+def singular(kind: str) -> str:
+    """`sources` -> `source`: a registry's kind as one component is called in messages."""
+    return kind[:-1] if kind.endswith("s") else kind
+
+
+def plugins_enabled() -> bool:
+    """False when `NEEDLEC_PLUGINS=0` (or `false`, `no`, `off`) turns entry-point discovery off."""
+    return os.environ.get(PLUGINS_ENV, "1").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def _distribution(entry_point: EntryPoint) -> str:
+    dist = getattr(entry_point, "dist", None)
+    name = getattr(dist, "name", None) if dist is not None else None
+    return str(name) if name else "<unknown distribution>"
+
+
+class Registry(Generic[T]):
+    """Maps a component's name to its config model and implementation, for one kind of component.
+
+    Args:
+        kind: the plural name of the kind (`sources`, `needles`, ...); the entry-point group is
+            `needlec.<kind>`.
+        modules: dotted names of the built-in modules that register this kind's components;
+            imported on the first read, in order.
+    """
+
+    def __init__(self, kind: str, modules: tuple[str, ...] = ()) -> None:
         self.kind = kind
+        self.group = f"needlec.{kind}"
+        self._modules = modules
         self._items: dict[str, Component[T]] = {}
+        self._failures: dict[str, LoadFailure] = {}
+        self._entry_points: dict[str, EntryPoint] | None = None
+        self._loaded_entry_points: set[str] = set()
+        self._builtins_loaded = False
         self._frozen = False
+        self._lock = threading.RLock()
 
     def register(self, name: str, config: type[BaseModel]) -> Callable[[T], T]:
+        """Decorator registering `factory` under `name`, with `config` as its spec model."""
+
         def decorate(factory: T) -> T:
-            if self._frozen:
-                raise RuntimeError(f"{self.kind} registry is frozen; register {name!r} at import time")
-            if name in self._items:
-                raise RuntimeError(f"{self.kind} {name!r} is registered twice")
-            doc = (getattr(factory, "__doc__", None) or config.__doc__ or "").strip()
-            self._items[name] = Component(name, config, factory, doc.splitlines()[0] if doc else "")
+            with self._lock:
+                if self._frozen:
+                    raise RuntimeError(f"the {self.kind} registry is frozen; register {name!r} at import time")
+                if name in self._items:
+                    raise RuntimeError(f"{self.kind} {name!r} is registered twice")
+                doc = (getattr(factory, "__doc__", None) or config.__doc__ or "").strip()
+                self._items[name] = Component(name, config, factory, doc.splitlines()[0] if doc else "")
             return factory
 
         return decorate
 
-    def _load_entry_points(self) -> None:
-        if self._frozen:
-            return
-        for ep in entry_points(group=f"needlec.{self.kind}"):
-            if ep.name not in self._items:
-                ep.load()
-        self._frozen = True
+    # -- loading -------------------------------------------------------------------------------
+
+    def _load_builtins(self) -> None:
+        with self._lock:
+            if self._builtins_loaded:
+                return
+            self._builtins_loaded = True
+            for module in self._modules:
+                importlib.import_module(module)
+
+    def _discover(self) -> dict[str, EntryPoint]:
+        with self._lock:
+            if self._entry_points is None:
+                found: dict[str, EntryPoint] = {}
+                if plugins_enabled():
+                    from importlib.metadata import entry_points  # only when discovery is on
+
+                    for entry_point in entry_points(group=self.group):
+                        found.setdefault(entry_point.name, entry_point)
+                self._entry_points = found
+            return self._entry_points
+
+    def _load_entry_point(self, name: str) -> None:
+        with self._lock:
+            entry_point = self._discover().get(name)
+            if entry_point is None or name in self._loaded_entry_points:
+                return
+            self._loaded_entry_points.add(name)
+            if name in self._items:  # a built-in of the same name wins; the plugin is not imported
+                return
+            try:
+                entry_point.load()
+            except Exception as exc:  # any failure of third-party code is recorded, never raised here
+                error = f"{type(exc).__name__}: {exc}"
+            else:
+                if name in self._items:
+                    return
+                error = f"importing it did not register a {singular(self.kind)} named {name!r}"
+            self._failures[name] = LoadFailure(
+                self.kind, name, self.group, entry_point.value, _distribution(entry_point), error
+            )
+
+    def load_all(self) -> None:
+        """Import the built-ins and every entry point of the group, then freeze the registry."""
+        with self._lock:
+            if self._frozen:
+                return
+            self._load_builtins()
+            for name in sorted(self._discover()):
+                self._load_entry_point(name)
+            self._frozen = True
+
+    # -- reading -------------------------------------------------------------------------------
 
     def get(self, name: str) -> Component[T]:
-        self._load_entry_points()
-        try:
+        """The component registered as `name`, loading only that entry point if needed.
+
+        Raises:
+            PluginError: the name is unknown (with a did-you-mean) or its plugin failed to load.
+        """
+        self._load_builtins()
+        if name not in self._items:
+            self._load_entry_point(name)
+        if name in self._items:
             return self._items[name]
-        except KeyError:
-            hint = did_you_mean(name, self._items)
-            raise KeyError(f"unknown {self.kind} {name!r}{hint}") from None
+        raise PluginError(self.unknown_message(name))
+
+    def failure(self, name: str) -> LoadFailure | None:
+        """The recorded load failure of the entry point `name`, if it failed."""
+        self._load_builtins()
+        if name not in self._items:
+            self._load_entry_point(name)
+        return self._failures.get(name)
+
+    def failures(self) -> list[LoadFailure]:
+        """Every entry point of this kind that failed to load (after loading them all)."""
+        self.load_all()
+        return [self._failures[name] for name in sorted(self._failures)]
+
+    def unknown_message(self, name: str) -> str:
+        """Why `name` cannot be used: its plugin's load failure, or unknown with a did-you-mean."""
+        failure = self.failure(name)
+        if failure is not None:
+            return failure.message()
+        known = sorted({*self._items, *self._discover()} - set(self._failures))
+        return f"unknown {singular(self.kind)} {name!r}{did_you_mean(name, known)}"
 
     def names(self) -> list[str]:
-        self._load_entry_points()
+        """Every usable name, sorted (loads all entry points)."""
+        self.load_all()
         return sorted(self._items)
 
     def __iter__(self) -> Iterator[Component[T]]:
-        self._load_entry_points()
-        return iter(self._items[name] for name in sorted(self._items))
+        """Every component in registration order: built-ins in the order of `modules`, then
+        plugins by entry-point name (a stable order, so generated unions and schemas are too)."""
+        self.load_all()
+        return iter(list(self._items.values()))
 
     def __contains__(self, name: object) -> bool:
-        self._load_entry_points()
+        if not isinstance(name, str):
+            return False
+        self._load_builtins()
+        if name not in self._items:
+            self._load_entry_point(name)
         return name in self._items
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r})"
 
 
 def did_you_mean(word: str, choices: Any) -> str:
@@ -84,19 +244,61 @@ def did_you_mean(word: str, choices: Any) -> str:
 
 
 def registry_union(registry: Registry[Any], tag: str, default: str | None = None) -> Any:
-    """A pydantic type accepting any registered kind's config, told apart by the `tag` key."""
+    """A pydantic type accepting any registered kind's config, told apart by the `tag` key.
+
+    A mapping whose tag names a plugin that failed to load is rejected with that plugin's load
+    failure (distribution, entry point, exception) instead of a bare "unknown tag".
+    """
     from typing import Annotated, Union
 
     from pydantic import BeforeValidator, Field
 
     models = tuple(component.config for component in registry)
     union: Any = models[0] if len(models) == 1 else Annotated[Union[models], Field(discriminator=tag)]  # noqa: UP007
-    if default is None:
-        return union
 
-    def fill_default(value: Any) -> Any:
-        if isinstance(value, dict) and tag not in value:
-            return {tag: default, **value}
+    def check(value: Any) -> Any:
+        if isinstance(value, dict):
+            if default is not None and tag not in value:
+                value = {tag: default, **value}
+            name = value.get(tag)
+            if isinstance(name, str) and name not in registry:
+                failure = registry.failure(name)
+                if failure is not None:
+                    raise ValueError(failure.message())
         return value
 
-    return Annotated[union, BeforeValidator(fill_default)]
+    return Annotated[union, BeforeValidator(check)]
+
+
+# -- the registries --------------------------------------------------------------------------------
+# Each kind's Protocol lives beside its implementations (see ARCHITECTURE.md, "Registries and
+# plugins"); they are imported above for type checking only, so this bottom layer imports nothing
+# above it at run time.
+
+SOURCES: Registry[SourceLoader] = Registry(
+    "sources",
+    modules=(
+        "needlec.haystacks.sources.builtin",
+        "needlec.haystacks.sources.files",
+        "needlec.haystacks.sources.url",
+    ),
+)
+FILTERS: Registry[FilterFactory] = Registry(
+    "filters",
+    modules=(
+        "needlec.haystacks.filters.embedding",
+        "needlec.haystacks.filters.literal",
+        "needlec.haystacks.filters.llm",
+        "needlec.haystacks.filters.names",
+    ),
+)
+BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry("builders", modules=("needlec.haystacks.builders",))
+NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
+    "needles", modules=("needlec.kinds.latent_hop", "needlec.kinds.template")
+)
+TOKENIZERS: Registry[TokenizerFactory] = Registry("tokenizers", modules=("needlec.tokenizer",))
+METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
+EXPORTERS: Registry[Any] = Registry("exporters")
+LANGUAGES: Registry[Any] = Registry("languages")
+
+ALL: tuple[Registry[Any], ...] = (SOURCES, FILTERS, BUILDERS, NEEDLES, TOKENIZERS, METRICS, EXPORTERS, LANGUAGES)

@@ -16,13 +16,16 @@ import tempfile
 import uuid
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-import numpy as np
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
 from needlec.errors import TokenizerError
+from needlec.registry import TOKENIZERS
 from needlec.spec.base import StrictModel
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Download URL (whose sha1 names tiktoken's cache file) and the sha256 tiktoken pins for it.
 TIKTOKEN_TABLES = {
@@ -37,16 +40,13 @@ TIKTOKEN_TABLES = {
 }
 
 
-TiktokenEncoding = Literal["cl100k_base", "o200k_base"]
-
-
 class TiktokenConfig(StrictModel):
     """A tiktoken encoding, available offline. A bare string such as `cl100k_base` means this."""
 
     type: Literal["tiktoken"] = Field(
         description="Selects a tiktoken encoding (required in the mapping form; the bare-name form implies it)."
     )
-    encoding: TiktokenEncoding = Field(
+    encoding: Literal["cl100k_base", "o200k_base"] = Field(
         description="Encoding name: `cl100k_base` (GPT-4, GPT-3.5) or `o200k_base` (GPT-4o and later)."
     )
 
@@ -73,23 +73,13 @@ class HFTokenizerConfig(StrictModel):
         return self.name
 
 
-def _shorthand(value: Any) -> Any:
-    if isinstance(value, str):
-        return {"type": "tiktoken", "encoding": value}
-    return value
-
-
-_TokenizerMapping = Annotated[TiktokenConfig | HFTokenizerConfig, Field(discriminator="type")]
-
-# The JSON Schema must accept the bare-name shorthand too, or editors reject valid specs.
-TokenizerConfig = Annotated[
-    _TokenizerMapping,
-    BeforeValidator(_shorthand, json_schema_input_type=TiktokenEncoding | _TokenizerMapping),
-]
-
-
 class Tokenizer(ABC):
-    """Counts and segments text. All counts are of plain text: special tokens are not parsed."""
+    """Counts and segments text. All counts are of plain text: special tokens are not parsed.
+
+    This is the contract of a tokenizer kind: `TOKENIZERS` registers, beside each kind's config
+    model (with a `type` tag and a `label` property naming it in ids), a factory
+    `(config, base_dir) -> Tokenizer` (see `TokenizerFactory`).
+    """
 
     name: str
     vocab_sha256: str
@@ -150,6 +140,8 @@ class TiktokenTokenizer(Tokenizer):
         return self._enc.encode_ordinary(text)
 
     def _lengths(self) -> np.ndarray:
+        import numpy as np
+
         if self._byte_lengths is None:
             lengths = np.zeros(self._enc.n_vocab, dtype=np.int64)
             for token in range(self._enc.n_vocab):
@@ -161,6 +153,8 @@ class TiktokenTokenizer(Tokenizer):
         return self._byte_lengths
 
     def token_starts(self, text: str) -> np.ndarray:
+        import numpy as np
+
         tokens = np.asarray(self.encode(text), dtype=np.int64)
         byte_starts = np.zeros(len(tokens), dtype=np.int64)
         if len(tokens) > 1:
@@ -192,6 +186,8 @@ class HFTokenizer(Tokenizer):
         return len(self._tok.encode(text, add_special_tokens=False).ids)
 
     def token_starts(self, text: str) -> np.ndarray:
+        import numpy as np
+
         offsets = self._tok.encode(text, add_special_tokens=False).offsets
         return np.fromiter((start for start, _ in offsets), dtype=np.int64, count=len(offsets))
 
@@ -201,11 +197,28 @@ def _tiktoken(encoding: str) -> TiktokenTokenizer:
     return TiktokenTokenizer(encoding)
 
 
-def load_tokenizer(config: TiktokenConfig | HFTokenizerConfig, base_dir: Path) -> Tokenizer:
-    """Instantiate the tokenizer a spec names; paths resolve against the spec's folder."""
-    if isinstance(config, TiktokenConfig):
-        return _tiktoken(config.encoding)
+class TokenizerFactory(Protocol):
+    """What `TOKENIZERS` registers beside a config model: builds the tokenizer it names."""
+
+    def __call__(self, config: Any, base_dir: Path, /) -> Tokenizer: ...
+
+
+@TOKENIZERS.register("tiktoken", TiktokenConfig)
+def tiktoken_tokenizer(config: TiktokenConfig, base_dir: Path) -> Tokenizer:
+    """A tiktoken encoding (one shared instance per encoding)."""
+    return _tiktoken(config.encoding)
+
+
+@TOKENIZERS.register("hf", HFTokenizerConfig)
+def hf_tokenizer(config: HFTokenizerConfig, base_dir: Path) -> Tokenizer:
+    """A Hugging Face `tokenizer.json`; the path resolves against the spec's folder."""
     return _hf(str((base_dir / config.path).resolve()), config.name)
+
+
+def load_tokenizer(config: Any, base_dir: Path) -> Tokenizer:
+    """Instantiate the tokenizer a spec names; paths resolve against the spec's folder."""
+    factory: TokenizerFactory = TOKENIZERS.get(config.type).factory
+    return factory(config, base_dir)
 
 
 @functools.cache

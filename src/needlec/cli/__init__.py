@@ -253,4 +253,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; no output was written", file=sys.stderr)
         return 130
-

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from needlec.haystacks.filters.audit import reason_text
-from needlec.haystacks.filters.stage import FilterStage
+if TYPE_CHECKING:
+    from needlec.haystacks.filters.stage import FilterStage
 
 
 @dataclass
@@ -52,6 +52,8 @@ def _excerpt(text: str, limit: int = 90) -> str:
 
 def render_report(report: FilterReport, show: int) -> str:
     stage = report.stage
+    from needlec.haystacks.filters.audit import reason_text
+
     if not stage.runs:
         return f"no filters in the haystack sources of config(s) {', '.join(report.configs)}"
     lines = []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 
 def cmd_site_build(args: argparse.Namespace) -> int:
+    from needlec.cli import build_parser
     from needlec.site.build import SiteOptions, build_site
 
     def log(message: str) -> None:
@@ -21,6 +22,7 @@ def cmd_site_build(args: argparse.Namespace) -> int:
         build=not args.pages_only,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         log=log,
+        cli_parser=build_parser(),
     )
     result = build_site([Path(s) for s in args.specs], options)
     print(
@@ -32,7 +34,7 @@ def cmd_site_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_site_command(sub: argparse._SubParsersAction) -> None:
+def add_site_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `needlec site` and its `build` subcommand on the main parser's subcommands."""
     site = sub.add_parser(
         "site",

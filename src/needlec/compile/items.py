@@ -12,11 +12,11 @@ from typing import Any
 
 from needlec.compile.overlap import precision
 from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, render_messages
+from needlec.dataset import ITEM_SCHEMA_VERSION  # noqa: F401  (re-exported for older imports)
 from needlec.haystacks.index import HaystackIndex
 from needlec.kinds.base import NeedleKind
 from needlec.placement.engine import Counter, place
 
-ITEM_SCHEMA_VERSION = 1
 DISTRACTOR_ZONE = (20.0, 80.0)
 DISTRACTOR_GAP = 20.0
 

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Literal
 
 import regex
-from pydantic import Field
-from rouge_score import rouge_scorer
 
-from needlec.spec.base import StrictModel
+from needlec.spec.models import Budget
 
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}]|[\p{L}\p{M}\p{N}]+", regex.V1)
 METRICS = ("rouge1", "rouge2", "rougeL")
@@ -26,7 +23,8 @@ class UnicodeTokenizer:
     """Tokenizer for rouge-score that keeps every script (CJK characters are single tokens)."""
 
     def tokenize(self, text: str) -> list[str]:
-        return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+        tokens: list[str] = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+        return tokens
 
 
 class FocusedTokenizer(UnicodeTokenizer):
@@ -56,24 +54,11 @@ class FocusedTokenizer(UnicodeTokenizer):
 def precision(question: str, reference: str) -> dict[str, float]:
     """ROUGE-1/2/L precision of the question against a reference: how much of it occurs there."""
     vocabulary = set(UnicodeTokenizer().tokenize(question))
+    from rouge_score import rouge_scorer  # heavy (nltk, scipy): only when overlap is measured
+
     scorer = rouge_scorer.RougeScorer(list(METRICS), use_stemmer=False, tokenizer=FocusedTokenizer(vocabulary))
     scores = scorer.score(target=reference, prediction=question)
     return {name: round(scores[name].precision, 6) for name in METRICS}
-
-
-class Budget(StrictModel):
-    """An upper bound on one overlap statistic; the compile fails listing every item above it."""
-
-    metric: Literal["rouge1_precision", "rouge2_precision", "rougeL_precision"] = Field(
-        description="Which ROUGE precision of the question is bounded."
-    )
-    max: float = Field(ge=0, le=1, description="Largest allowed value (0..1).")
-    against: Literal["needle", "context"] = Field(
-        "needle",
-        description="`needle`: the question against the needle text (the evidence, as "
-        "the NoLiMa paper measures it); `context`: against the whole context (haystack plus "
-        "needles; common words make this high for any natural haystack).",
-    )
 
 
 @dataclass

@@ -25,10 +25,10 @@ from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
-from needlec.haystacks.builders import SnippetBuilder, build_concat, build_snippets
+from needlec.haystacks.builders import haystack_builder
 from needlec.haystacks.filters.stage import FilterStage
 from needlec.haystacks.index import Haystack, HaystackIndex, boundary_positions, repeat_to
-from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceText
+from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceLoader, SourceText
 from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.placement.engine import Counter
 from needlec.spec.loader import dotted
@@ -89,7 +89,8 @@ class Prepared:
             key = config.model_dump_json()
             if key not in self._sources:
                 try:
-                    self._sources[key] = SOURCES.get(config.type).factory(config, self.context)
+                    loader: SourceLoader = SOURCES.get(config.type).factory
+                    self._sources[key] = loader(config, self.context)
                 except SourceError as exc:
                     path = ("haystack", "sources", i)
                     raise SpecError(
@@ -108,12 +109,8 @@ class Prepared:
             documents = self.documents(spec)
             if not any(d.text.strip() for d in documents):
                 raise SourceError("the haystack sources produced no text")
-            builder = spec.haystack.builder
-            if isinstance(builder, SnippetBuilder):
-                measure = load_tokenizer(builder.tokenizer, self.plan.spec_dir)
-                self._haystacks[key] = build_snippets(documents, spec.haystack.joiner, builder, measure, spec.seed)
-            else:
-                self._haystacks[key] = build_concat(documents, spec.haystack.joiner)
+            builder = haystack_builder(spec.haystack.builder)
+            self._haystacks[key] = builder.build(documents, spec.haystack.joiner, spec.seed, self.plan.spec_dir)
         return self._haystacks[key]
 
     def kind(self, config: ConfigPlan) -> NeedleKind:
@@ -192,8 +189,7 @@ def _units(
 
 def haystack_ids(spec: Spec) -> list[str]:
     """Haystack ids a spec's builder will produce (known without building them)."""
-    builder = spec.haystack.builder
-    return [f"h{i}" for i in range(builder.count)] if isinstance(builder, SnippetBuilder) else ["h0"]
+    return haystack_builder(spec.haystack.builder).haystack_ids()
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from needlec.errors import NeedlecError, Problem, SpecError
-from needlec.haystacks.sources import SourceContext
+from needlec.haystacks.sources import SourceContext, SourceSpec
 from needlec.kinds.base import needle_kind
 from needlec.spec.loader import Document, KeyPath, dotted, load_file, merge_documents
 from needlec.spec.models import Spec, json_schema
@@ -165,7 +165,7 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     try:
         draw = kind.draw(kind.cases()[0], random.Random(0))
     except TemplateProblem as exc:
-        placeholders = {name: "0" for name in getattr(spec.needle, "vars", {})}
+        placeholders = {name: "0" for name in kind.template_vars()}
         failing = _failing_template(doc, ("needle",), placeholders)
         problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
         return problems
@@ -188,11 +188,9 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
             )
         )
     ctx = SourceContext(spec_dir=path.resolve().parent, cache_dir=cache_dir or Path("."))
-    for i, source in enumerate(spec.haystack.sources):
-        check = getattr(source, "preflight", None)
-        if check is None:
-            continue
-        for message in check(ctx):
+    sources: list[SourceSpec] = list(spec.haystack.sources)
+    for i, source in enumerate(sources):
+        for message in source.preflight(ctx):
             key: KeyPath = ("haystack", "sources", i)
             problems.append(Problem(message, doc.locate(key), dotted(key)))
     multi = spec.placement.multi

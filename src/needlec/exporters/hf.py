@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from needlec.compile.plan import Plan
+if TYPE_CHECKING:
+    from needlec.compile.plan import Plan
 
 SIZE_CATEGORIES = [
     (1_000, "n<1K"),

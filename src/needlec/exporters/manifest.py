@@ -6,9 +6,9 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from needlec import __version__
-from needlec.compile.items import ITEM_SCHEMA_VERSION
+from needlec.dataset import ITEM_SCHEMA_VERSION
 from needlec.util.canonical import sha256_json
+from needlec.version import __version__
 
 MANIFEST = "manifest.json"
 

@@ -3,6 +3,9 @@
 `concat` joins every document into one haystack (Kamradt's essays, a corpus in order).
 `snippets` builds several distinct haystacks from continuous snippets of randomly chosen
 documents, as NoLiMa does: random concatenation keeps a model from recalling a known book.
+
+A builder kind is a config model (with a `type` tag) registered in `needlec.registry.BUILDERS`
+together with a factory that takes the validated config and returns a `HaystackBuilder`.
 """
 
 from __future__ import annotations
@@ -10,14 +13,29 @@ from __future__ import annotations
 import bisect
 import hashlib
 import random
-from typing import Annotated, Literal
+from pathlib import Path
+from typing import Literal, Protocol
 
-from pydantic import BeforeValidator, Field
+from pydantic import Field
 
 from needlec.haystacks.index import Haystack, boundary_positions
-from needlec.haystacks.sources import SourceDocument
+from needlec.haystacks.sources.base import SourceDocument
+from needlec.registry import BUILDERS
 from needlec.spec.base import StrictModel
-from needlec.tokenizer import Tokenizer, TokenizerConfig
+from needlec.spec.components import TokenizerConfig
+from needlec.tokenizer import Tokenizer, load_tokenizer
+
+
+class HaystackBuilder(Protocol):
+    """What the compiler asks of a haystack builder."""
+
+    def haystack_ids(self) -> list[str]:
+        """Ids of the haystacks it will build, known without building them."""
+        ...
+
+    def build(self, documents: list[SourceDocument], joiner: str, seed: int, spec_dir: Path) -> list[Haystack]:
+        """The haystacks, from the (filtered) documents of every source, in order."""
+        ...
 
 
 class ConcatBuilder(StrictModel):
@@ -41,7 +59,7 @@ class SnippetBuilder(StrictModel):
         "haystack is repeated).",
         examples=[40000],
     )
-    tokenizer: TokenizerConfig = Field(  # type: ignore[valid-type,assignment]
+    tokenizer: TokenizerConfig = Field(
         "cl100k_base", validate_default=True, description="Tokenizer that measures snippets and haystacks."
     )
     min_document_tokens: int = Field(
@@ -49,16 +67,42 @@ class SnippetBuilder(StrictModel):
     )
 
 
-def _builder_default(value: object) -> object:
-    if isinstance(value, dict) and "type" not in value:
-        return {"type": "concat", **value}
-    return value
+class ConcatHaystacks:
+    """`concat`: one haystack `h0` of every document joined in order."""
+
+    def __init__(self, config: ConcatBuilder) -> None:
+        self.config = config
+
+    def haystack_ids(self) -> list[str]:
+        return ["h0"]
+
+    def build(self, documents: list[SourceDocument], joiner: str, seed: int, spec_dir: Path) -> list[Haystack]:
+        return build_concat(documents, joiner)
 
 
-BuilderConfig = Annotated[
-    Annotated[ConcatBuilder | SnippetBuilder, Field(discriminator="type")],
-    BeforeValidator(_builder_default),
-]
+class SnippetHaystacks:
+    """`snippets`: `count` haystacks of random continuous snippets, measured by the builder's tokenizer."""
+
+    def __init__(self, config: SnippetBuilder) -> None:
+        self.config = config
+
+    def haystack_ids(self) -> list[str]:
+        return [f"h{i}" for i in range(self.config.count)]
+
+    def build(self, documents: list[SourceDocument], joiner: str, seed: int, spec_dir: Path) -> list[Haystack]:
+        measure = load_tokenizer(self.config.tokenizer, spec_dir)
+        return build_snippets(documents, joiner, self.config, measure, seed)
+
+
+BUILDERS.register("concat", ConcatBuilder)(ConcatHaystacks)
+BUILDERS.register("snippets", SnippetBuilder)(SnippetHaystacks)
+
+
+def haystack_builder(config: StrictModel) -> HaystackBuilder:
+    """The builder a validated `haystack.builder` config selects (by its `type` tag)."""
+    kind: str = config.type  # type: ignore[attr-defined]  # every builder model has a `type` tag
+    builder: HaystackBuilder = BUILDERS.get(kind).factory(config)
+    return builder
 
 
 def build_concat(documents: list[SourceDocument], joiner: str) -> list[Haystack]:

@@ -16,10 +16,12 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from needlec.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    pass
 
 _SAFE = re.compile(r"(?<=[^\W\d_]) (?=[^\W\d_])")
 _BOUNDARY = {
@@ -63,6 +65,8 @@ class HaystackIndex:
     """A haystack text tokenized once by one tokenizer, with lookups the placement engine needs."""
 
     def __init__(self, haystack: Haystack, text: str, copies: int, tokenizer: Tokenizer) -> None:
+        import numpy as np
+
         self.haystack = haystack
         self.text = text
         self.copies = copies

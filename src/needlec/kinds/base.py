@@ -1,22 +1,19 @@
-"""Needle kinds: what is hidden in the haystack, what is asked, and which answers count.
+"""The contract of a needle kind: what is hidden in the haystack, what is asked, which answers count.
 
 A kind expands into *cases* (an axis of the grid: one case for a fixed needle, one per pair for
-a needle set) and, per item, *draws* concrete text from a seeded RNG.
+a needle set) and, per item, *draws* concrete text from a seeded RNG. A kind is a config model
+(with a `type` tag) registered in `needlec.registry.NEEDLES` together with a factory that takes
+the validated config and returns a `NeedleKind`. The built-in kinds live in `template.py` and
+`latent_hop.py`.
 """
 
 from __future__ import annotations
 
 import random
-import string
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Protocol
 
-from pydantic import Field, model_validator
-
-from needlec.registry import Registry
-from needlec.spec.base import StrictModel
-from needlec.spec.templates import render
+from needlec.registry import NEEDLES
 
 
 @dataclass(frozen=True)
@@ -33,80 +30,53 @@ class Draw:
 
 
 class NeedleKind(Protocol):
-    def cases(self) -> list[str]: ...
-    def draw(self, case: str, rng: random.Random) -> Draw: ...
-    def bind_haystacks(self, texts: list[str]) -> dict[str, object]: ...
+    """What the compiler asks of a needle kind; every hook is declared here.
 
-
-class RandomValue(StrictModel):
-    """A value drawn per item from the item's seeded RNG, usable in needle templates."""
-
-    kind: Literal["digits", "letters", "hex", "choice"] = Field(
-        description="`digits` (0-9), `letters` (A-Z), `hex` (0-9a-f) strings of `length`, or one of `choices`."
-    )
-    length: int = Field(7, ge=1, le=256, description="Characters to draw (not used by `choice`).")
-    choices: list[str] | None = Field(None, description="Values to pick from for `choice`.")
-
-    @model_validator(mode="after")
-    def _choices(self) -> RandomValue:
-        if self.kind == "choice" and not self.choices:
-            raise ValueError("`choice` needs a non-empty `choices` list")
-        return self
-
-    def draw(self, rng: random.Random) -> str:
-        if self.kind == "choice":
-            assert self.choices is not None
-            return rng.choice(self.choices)
-        alphabet = {"digits": string.digits, "letters": string.ascii_uppercase, "hex": "0123456789abcdef"}[self.kind]
-        return "".join(rng.choice(alphabet) for _ in range(self.length))
-
-
-class TemplateNeedle(StrictModel):
-    """One or more needle sentences, a question and accepted answers, all Jinja2 templates."""
-
-    type: Literal["template"] = Field("template", description="Selects template needles.")
-    needles: list[str] = Field(
-        min_length=1,
-        description="Needle texts, inserted in this order. "
-        "Several needles make a multi-needle test (see `placement.multi`).",
-        examples=[["The lighthouse keeper's cat is named Saffron."]],
-    )
-    question: str = Field(
-        description="The question asked about the needles.", examples=["What is the lighthouse keeper's cat named?"]
-    )
-    answers: list[str] = Field(min_length=1, description="Accepted answers (templates too).", examples=[["Saffron"]])
-    vars: dict[str, RandomValue] = Field(
-        default_factory=dict,
-        description="Random values drawn per item and available to every template by name, e.g. a passkey.",
-        examples=[{"code": {"kind": "digits", "length": 7}}],
-    )
-
-
-class TemplateKind:
-    def __init__(self, config: TemplateNeedle) -> None:
-        self.config = config
+    `NeedleKindBase` gives the optional hooks (`bind_haystacks`, `filter_terms`, `template_vars`)
+    their do-nothing defaults, so a kind only writes `cases` and `draw`.
+    """
 
     def cases(self) -> list[str]:
-        return ["main"]
+        """The case ids, an axis of the grid (one for a fixed needle)."""
+        ...
+
+    def draw(self, case: str, rng: random.Random) -> Draw:
+        """Concrete texts for one item of `case`, from the item's own RNG."""
+        ...
+
+    def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
+        """See the built haystacks once before any draw (e.g. to exclude names they contain);
+        returns a JSON-able report that the manifest records under `needle_kind`."""
+        ...
+
+    def filter_terms(self) -> dict[str, list[str]]:
+        """Extra groups of fixed texts a haystack filter may take from the spec (`from_spec:`)."""
+        ...
+
+    def template_vars(self) -> list[str]:
+        """Names of per-item values the kind's templates use (for locating a failing template)."""
+        ...
+
+
+class NeedleKindBase:
+    """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
 
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
         return {}
 
-    def draw(self, case: str, rng: random.Random) -> Draw:
-        values = {name: spec.draw(rng) for name, spec in sorted(self.config.vars.items())}
-        return Draw(
-            case=case,
-            needles=tuple(render(t, values) for t in self.config.needles),
-            question=render(self.config.question, values),
-            answers=tuple(render(a, values) for a in self.config.answers),
-            values=values,
-        )
+    def filter_terms(self) -> dict[str, list[str]]:
+        return {}
+
+    def template_vars(self) -> list[str]:
+        return []
 
 
-NEEDLES: Registry[Callable[..., NeedleKind]] = Registry("needles")
-NEEDLES.register("template", TemplateNeedle)(TemplateKind)
+def needle_kind(config: Any) -> NeedleKind:
+    """The needle kind a validated needle config selects (by its `type` tag)."""
+    kind: str = config.type
+    factory: Any = NEEDLES.get(kind).factory
+    instance: NeedleKind = factory(config)
+    return instance
 
 
-def needle_kind(config: StrictModel) -> NeedleKind:
-    kind: str = config.type  # type: ignore[attr-defined]  # every needle model has a `type` tag
-    return NEEDLES.get(kind).factory(config)
+__all__ = ["NEEDLES", "Draw", "NeedleKind", "NeedleKindBase", "needle_kind"]

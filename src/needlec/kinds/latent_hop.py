@@ -17,8 +17,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from needlec.kinds.base import NEEDLES, Draw
+from needlec.kinds.base import Draw, NeedleKindBase
 from needlec.languages.names import BUILTIN_NAMES
+from needlec.registry import NEEDLES
 from needlec.spec.base import StrictModel
 from needlec.spec.templates import render
 
@@ -147,7 +148,7 @@ class Case:
     order: Order
 
 
-class LatentHopKind:
+class LatentHopKind(NeedleKindBase):
     def __init__(self, config: LatentHopNeedle) -> None:
         self.config = config
         self.pool: tuple[str, ...] = tuple(config.names or BUILTIN_NAMES)
@@ -160,12 +161,12 @@ class LatentHopKind:
         for group in self.config.groups:
             for pair in group.pairs:
                 for hop in ("one", "two"):
-                    if pair.w_q(hop) is None or hop not in self.config.select.hops:  # type: ignore[arg-type]
+                    if pair.w_q(hop) is None or hop not in self.config.select.hops:
                         continue
                     for order in ("default", "inverted"):
                         case_id = f"{group.id}.{pair.id}.{hop}.{order}"
                         if order in self.config.select.orders and (chosen is None or case_id in chosen):
-                            out.append(Case(case_id, group, pair, hop, order))  # type: ignore[arg-type]
+                            out.append(Case(case_id, group, pair, hop, order))
         return out
 
     def cases(self) -> list[str]:

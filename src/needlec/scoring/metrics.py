@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from needlec.registry import METRICS
 from needlec.spec.base import StrictModel
 
 _WS = re.compile(r"\s+")
@@ -47,3 +48,7 @@ def score(metric: ContainsMetric | ContainsAllMetric, response: str, answers: li
     if isinstance(metric, ContainsAllMetric):
         return sum(hits) / len(hits) if hits else 0.0
     return 1.0 if any(hits) else 0.0
+
+
+METRICS.register("contains", ContainsMetric)(score)
+METRICS.register("contains_all", ContainsAllMetric)(score)

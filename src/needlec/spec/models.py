@@ -11,27 +11,32 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from needlec.compile.overlap import Budget
-from needlec.haystacks.builders import BuilderConfig
-from needlec.haystacks.sources import SOURCES
-from needlec.kinds import latent_hop  # noqa: F401  (registers the latent_hop needle kind)
-from needlec.kinds.base import NEEDLES
-from needlec.registry import registry_union
-from needlec.scoring.metrics import MetricConfig
 from needlec.spec.base import StrictModel
+from needlec.spec.components import BuilderConfig, MetricConfig, NeedleConfig, SourceConfig, TokenizerConfig
 from needlec.spec.grid import Grid
-from needlec.tokenizer import TiktokenConfig, TokenizerConfig
-
-SourceConfig = registry_union(SOURCES, "type")
-NeedleConfig = registry_union(NEEDLES, "type", default="template")
 
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
+
+
+class Budget(StrictModel):
+    """An upper bound on one overlap statistic; the compile fails listing every item above it."""
+
+    metric: Literal["rouge1_precision", "rouge2_precision", "rougeL_precision"] = Field(
+        description="Which ROUGE precision of the question is bounded."
+    )
+    max: float = Field(ge=0, le=1, description="Largest allowed value (0..1).")
+    against: Literal["needle", "context"] = Field(
+        "needle",
+        description="`needle`: the question against the needle text (the evidence, as "
+        "the NoLiMa paper measures it); `context`: against the whole context (haystack plus "
+        "needles; common words make this high for any natural haystack).",
+    )
 
 
 class HaystackSpec(StrictModel):
     """Where haystack text comes from and how documents are joined into one haystack."""
 
-    sources: list[SourceConfig] = Field(  # type: ignore[valid-type]
+    sources: list[SourceConfig] = Field(
         min_length=1,
         description="Haystack sources, concatenated in order. Each is a mapping "
         "with a `type`: `builtin`, `files` or `url`.",
@@ -46,7 +51,7 @@ class HaystackSpec(StrictModel):
         description="Where each item's window starts: at the `beginning` of the "
         "haystack, or at a `random` sentence start (seeded per item).",
     )
-    builder: BuilderConfig = Field(  # type: ignore[valid-type]
+    builder: BuilderConfig = Field(
         default_factory=lambda: {"type": "concat"},
         validate_default=True,
         description="How documents become haystacks: `concat` (one haystack of everything, the "
@@ -147,8 +152,8 @@ class Spec(StrictModel):
         description="Root seed; every item's RNG derives from it and the item's "
         "key, so items never depend on each other.",
     )
-    tokenizers: list[TokenizerConfig] = Field(  # type: ignore[valid-type]
-        default_factory=lambda: [TiktokenConfig(type="tiktoken", encoding="cl100k_base")],
+    tokenizers: list[TokenizerConfig] = Field(
+        default_factory=lambda: ["cl100k_base"],
         min_length=1,
         validate_default=True,
         description="Tokenizers to count lengths with; each gets its own items, exact to its own "
@@ -157,10 +162,7 @@ class Spec(StrictModel):
     )
     haystack: HaystackSpec = Field(description="Haystack sources and assembly.")
     grid: Grid = Field(description="Lengths, depths and repeats.")
-    needle: NeedleConfig = Field(
-        description="What is hidden and asked; a mapping with a "  # type: ignore[valid-type]
-        "`type` (default `template`)."
-    )
+    needle: NeedleConfig = Field(description="What is hidden and asked; a mapping with a `type` (default `template`).")
     placement: PlacementSpec = Field(
         default_factory=PlacementSpec,  # type: ignore[arg-type]
         description="Needle positioning.",
@@ -177,7 +179,7 @@ class Spec(StrictModel):
         examples=[[{"metric": "rouge1_precision", "max": 0.1, "against": "needle"}]],
     )
     scoring: MetricConfig = Field(
-        description="How a runner scores a response.",  # type: ignore[valid-type]
+        description="How a runner scores a response.",
         examples=[{"metric": "contains"}],
     )
     variants: dict[str, dict[str, dict[str, Any]]] = Field(

@@ -1,4 +1,4 @@
-"""What every haystack filter shares: the registry, its parameters' base, its context and result.
+"""What every haystack filter shares: its Protocol, its parameters' base, its context and result.
 
 A filter reads the documents of one haystack source and says which spans to drop and why. It
 never edits text itself: the stage applies the spans (see `edits`), so every filter gets the
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 from pydantic import Field
 
 from needlec.errors import NeedlecError
-from needlec.registry import Registry
+from needlec.registry import FILTERS
 from needlec.spec.base import StrictModel
 
 if TYPE_CHECKING:
@@ -50,6 +50,13 @@ class FilterParams(StrictModel):
     def key_params(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude=set(self.operational))
 
+    def edit_mode(self) -> tuple[Literal["remove", "redact"], str]:
+        """How the stage applies this filter's removals: `("remove", "")` or `("redact", text)`.
+
+        Hook: filters that take sentences out (`EditParams`) let the spec choose; others remove.
+        """
+        return "remove", ""
+
 
 class EditParams(FilterParams):
     """Parameters shared by filters that take sentences out of the text."""
@@ -60,6 +67,9 @@ class EditParams(FilterParams):
         "separated it from its neighbour); `redact` replaces it with `redaction`.",
     )
     redaction: str = Field("[…]", description="Text that replaces a sentence when `action` is `redact`.")
+
+    def edit_mode(self) -> tuple[Literal["remove", "redact"], str]:
+        return self.action, self.redaction
 
 
 @dataclass(frozen=True)
@@ -157,7 +167,11 @@ class FilterContext:
 
 
 class Filter(Protocol):
-    """A filter kind. `version` goes into the cache key: bump it when results would change."""
+    """A filter kind. `version` goes into the cache key: bump it when results would change.
+
+    `FILTERS` registers, beside each kind's parameters model (a `FilterParams`), a factory that
+    takes no arguments and returns a `Filter`.
+    """
 
     version: str
 
@@ -169,4 +183,6 @@ class Filter(Protocol):
     def run(self, params: Any, documents: Sequence[Document], ctx: FilterContext) -> FilterResult: ...
 
 
-FILTERS: Registry[Callable[[], Filter]] = Registry("filters")
+FilterFactory = Callable[[], Filter]
+
+__all__ = ["FILTERS", "EditParams", "Filter", "FilterContext", "FilterError", "FilterFactory", "FilterParams"]

@@ -12,15 +12,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from pydantic import Field
 
 from needlec.haystacks.filters.base import FILTERS, Document, EditParams, FilterContext, FilterResult, Removal
 from needlec.haystacks.filters.edits import CJK, normalize, sentence_spans, term_pattern
 from needlec.haystacks.filters.encoders import DEFAULT_MODEL, EmbeddingCache, embed, load_encoder, model_id
 from needlec.haystacks.filters.review import file_sha256, load_decisions
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _WORD = re.compile(r"\w+(?:['’-]\w+)*")
 COMMON = 60
@@ -156,6 +158,8 @@ def candidates(documents: Sequence[Document], max_words: int, min_count: int) ->
 
 def substring_scores(keyword: str, words: list[str], minimum: int) -> np.ndarray:
     """For each word: the longest run of the keyword's characters inside it, over the keyword's length."""
+    import numpy as np
+
     scores = np.zeros(len(words), dtype=np.float32)
     if len(keyword) < minimum:
         return scores

@@ -15,11 +15,12 @@ import uuid
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from needlec.haystacks.filters.base import FilterError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 INSTALL_HINT = 'install the filter extras: pip install torch==2.13.0 && pip install "needlec[filters]"'
@@ -35,6 +36,8 @@ class Encoder(Protocol):
 
 
 def _unit(rows: Any) -> np.ndarray:
+    import numpy as np
+
     array = np.asarray(rows, dtype=np.float32)
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     return array / np.maximum(norms, 1e-12)
@@ -123,6 +126,7 @@ class EmbeddingCache:
     """Vectors by sha256(model id, text), stored as .npz shards under one folder per model."""
 
     def __init__(self, root: Path, model: str) -> None:
+
         self.folder = root / hashlib.sha256(model.encode()).hexdigest()[:24]
         self.model = model
         self._vectors: dict[str, np.ndarray] | None = None
@@ -131,6 +135,8 @@ class EmbeddingCache:
         return hashlib.sha256(f"{self.model}\0{text}".encode()).hexdigest()
 
     def _load(self) -> dict[str, np.ndarray]:
+        import numpy as np
+
         if self._vectors is None:
             self._vectors = {}
             for shard in sorted(self.folder.glob("*.npz")):
@@ -147,6 +153,8 @@ class EmbeddingCache:
         return {t: vectors[k] for t in texts if (k := self.key(t)) in vectors}
 
     def store(self, texts: list[str], rows: np.ndarray) -> None:
+        import numpy as np
+
         if not texts:
             return
         keys = [self.key(t) for t in texts]
@@ -168,6 +176,7 @@ def embed(
     progress: bool = False,
 ) -> np.ndarray:
     """Vectors for `texts` in order, encoding only those the cache lacks."""
+    import numpy as np
     from tqdm import tqdm
 
     unique = list(dict.fromkeys(texts))

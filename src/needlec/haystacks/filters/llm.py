@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
-from tqdm import tqdm
 
 from needlec.haystacks.filters.base import (
     FILTERS,
@@ -281,6 +280,8 @@ class LlmAnswerCandidates:
             ctx.activity.cached_verdicts += len(requests) - missing
             if missing:
                 client = client or self._client(params, ctx)
+                from tqdm import tqdm  # only when the filter really runs
+
                 bar = tqdm(total=missing, unit="ask", desc=f"llm round {counts['rounds']}", disable=not ctx.progress)
 
                 def answered(bar: Any = bar) -> None:

@@ -36,7 +36,7 @@ from needlec.util.canonical import dumps, sha256_json
 
 if TYPE_CHECKING:
     from needlec.compile.plan import Plan
-    from needlec.haystacks.sources import SourceText
+    from needlec.haystacks.sources import SourceSpec, SourceText
     from needlec.spec.models import Spec
 
 
@@ -135,7 +135,8 @@ class FilterStage:
 
     @staticmethod
     def has_filters(spec: Spec) -> bool:
-        return any(getattr(s, "filters", None) for s in spec.haystack.sources)
+        sources: list[SourceSpec] = list(spec.haystack.sources)
+        return any(s.filters for s in sources)
 
     def key(self, spec: Spec) -> str:
         """What, besides the haystack section, a filtered haystack depends on (the needle set)."""
@@ -145,10 +146,10 @@ class FilterStage:
     def apply(self, spec: Spec, sources: Sequence[SourceText]) -> list[SourceText]:
         """The sources with their filters applied (unchanged when a source has none)."""
         out = []
-        configs: list[Any] = list(spec.haystack.sources)
+        configs: list[SourceSpec] = list(spec.haystack.sources)
         needle: Any = spec.needle
         for index, (config, source) in enumerate(zip(configs, sources, strict=True)):
-            filters = list(getattr(config, "filters", []) or [])
+            filters: list[Any] = list(config.filters)
             if not filters:
                 out.append(source)
                 continue
@@ -213,9 +214,8 @@ class FilterStage:
             self.activity.fresh_runs += 1
         else:
             self.activity.cached_runs += 1
-        edited, edits = self._edit(
-            documents, result, getattr(params, "action", "remove"), getattr(params, "redaction", ""), name
-        )
+        action, redaction = params.edit_mode()
+        edited, edits = self._edit(documents, result, action, redaction, name)
         if key not in self.runs:
             self.runs[key] = FilterRun(
                 name,

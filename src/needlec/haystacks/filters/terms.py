@@ -39,8 +39,8 @@ def available_terms(spec: Spec) -> dict[str, list[str]]:
                 "needles": list(d.needles),
                 "questions": [d.question],
                 "answers": list(d.answers),
-                "distractors": list(getattr(d, "distractors", ())),
-                "forbidden": list(getattr(d, "forbidden", ())),
+                "distractors": list(d.distractors),
+                "forbidden": list(d.forbidden),
             }
             for d in draws
         ]
@@ -50,10 +50,8 @@ def available_terms(spec: Spec) -> dict[str, list[str]]:
         for name, value in draws[0].values.items():
             if value.strip() and all(d.values.get(name) == value for d in draws[1:]):
                 groups.setdefault(name, set()).add(value)
-    provider = getattr(kind, "filter_terms", None)
-    if callable(provider):
-        for name, texts in provider().items():
-            groups.setdefault(name, set()).update(t for t in texts if t.strip())
+    for name, texts in kind.filter_terms().items():
+        groups.setdefault(name, set()).update(t for t in texts if t.strip())
     return {name: sorted(texts) for name, texts in sorted(groups.items())}
 
 
@@ -67,7 +65,7 @@ def spec_terms(spec: Spec, groups: Sequence[str]) -> dict[str, list[str]]:
         name = ALIASES.get(group, group)
         if name not in available:
             raise NeedlecError(
-                f"from_spec: the needle kind {getattr(spec.needle, 'type', '?')!r} has no "
+                f"from_spec: the needle kind {spec.needle.type!r} has no "
                 f"group {group!r}{did_you_mean(group, available)} "
                 f"(groups: {', '.join(available)})"
             )

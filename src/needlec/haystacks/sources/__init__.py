@@ -1,6 +1,9 @@
-"""Haystack sources: embedded corpus, local files, pinned downloads."""
+"""Haystack sources: embedded corpus, local files, pinned downloads.
 
-from needlec.haystacks.sources import builtin, files, url  # noqa: F401  (registers the kinds)
-from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText
+The kinds register in `needlec.registry.SOURCES` when the registry first imports them; importing
+this package imports none of them.
+"""
 
-__all__ = ["SOURCES", "SourceContext", "SourceDocument", "SourceSpec", "SourceText"]
+from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceDocument, SourceLoader, SourceSpec, SourceText
+
+__all__ = ["SOURCES", "SourceContext", "SourceDocument", "SourceLoader", "SourceSpec", "SourceText"]

@@ -1,24 +1,27 @@
-"""What every haystack source produces, and the registry that names the kinds of source."""
+"""The contract of a haystack source: its config base, what it produces, and its loader Protocol.
+
+A source kind is a config model (a subclass of `SourceSpec`) registered in
+`needlec.registry.SOURCES` together with a loader: a callable `(config, context) -> SourceText`.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import Field
 
-from needlec.haystacks.filters import FilterConfig
-from needlec.registry import Registry
+from needlec.registry import SOURCES
 from needlec.spec.base import StrictModel
+from needlec.spec.components import FilterConfig
 
 
 class SourceSpec(StrictModel):
     """Keys every kind of haystack source accepts besides its own."""
 
-    filters: list[FilterConfig] = Field(  # type: ignore[valid-type]
+    filters: list[FilterConfig] = Field(
         default_factory=list,
         description="Filters run over this source's documents, in order, "
         "before haystacks are built: each takes out sentences (or, for `name_collisions`, pool "
@@ -26,6 +29,13 @@ class SourceSpec(StrictModel):
         "`embedding_distractors`, `llm_answer_candidates` or `name_collisions`.",
         examples=[[{"type": "literal_terms", "from_spec": ["answers"]}]],
     )
+
+    def preflight(self, context: SourceContext) -> list[str]:
+        """Problems found before compiling (a missing file, a bad pin), as messages; none by default.
+
+        Hook: `needlec validate` calls it for every source, so a broken source fails early.
+        """
+        return []
 
 
 @dataclass(frozen=True)
@@ -63,8 +73,13 @@ class SourceContext:
     cache_dir: Path
 
 
-SourceLoader = Callable[[Any, SourceContext], SourceText]
-SOURCES: Registry[SourceLoader] = Registry("sources")
+class SourceLoader(Protocol):
+    """What `SOURCES` registers beside a config model: reads the documents the config names."""
+
+    def __call__(self, config: Any, context: SourceContext, /) -> SourceText: ...
+
+
+__all__ = ["SOURCES", "SourceContext", "SourceDocument", "SourceLoader", "SourceSpec", "SourceText", "sha256_of"]
 
 
 def sha256_of(chunks: list[bytes]) -> str:

@@ -1,0 +1,81 @@
+"""The spec types of component mappings, built from the registries in `needlec.registry`.
+
+A component mapping (a haystack source, a filter, a builder, a needle, a tokenizer, a scoring
+metric) is a discriminated union of every registered kind's config model, told apart by its
+`type:` (or `metric:`) key. The unions are built here, by reading the registries, so the spec
+language never imports a component package: the registries import their built-in modules and
+plugins dynamically.
+
+Each union is built on first access: a component module may itself use another union (sources
+use `FilterConfig`, the snippet builder uses `TokenizerConfig`) while its own registry loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BeforeValidator
+
+from needlec.registry import BUILDERS, FILTERS, METRICS, NEEDLES, SOURCES, TOKENIZERS, registry_union
+
+TiktokenEncoding = Literal["cl100k_base", "o200k_base"]
+
+
+def _tokenizer_shorthand(value: Any) -> Any:
+    """A bare string names a tiktoken encoding: `cl100k_base` means `{type: tiktoken, encoding: ...}`."""
+    if isinstance(value, str):
+        return {"type": "tiktoken", "encoding": value}
+    return value
+
+
+def _tokenizer_config() -> Any:
+    mapping = registry_union(TOKENIZERS, "type")
+    # The JSON Schema must accept the bare-name shorthand too, or editors reject valid specs.
+    return Annotated[
+        mapping,
+        BeforeValidator(_tokenizer_shorthand, json_schema_input_type=TiktokenEncoding | mapping),
+    ]
+
+
+_BUILDERS: dict[str, Callable[[], Any]] = {
+    "TokenizerConfig": _tokenizer_config,
+    "FilterConfig": lambda: registry_union(FILTERS, "type"),
+    "SourceConfig": lambda: registry_union(SOURCES, "type"),
+    "BuilderConfig": lambda: registry_union(BUILDERS, "type", default="concat"),
+    "NeedleConfig": lambda: registry_union(NEEDLES, "type", default="template"),
+    "MetricConfig": lambda: registry_union(METRICS, "metric"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Build a union on first use (PEP 562), so importing one union loads only its registry.
+
+    A source module needs `FilterConfig` while the sources registry is still loading; building
+    every union at import would ask for `SourceConfig` in the middle of that and fail.
+    """
+    build = _BUILDERS.get(name)
+    if build is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = build()
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    TokenizerConfig: Any
+    FilterConfig: Any
+    SourceConfig: Any
+    BuilderConfig: Any
+    NeedleConfig: Any
+    MetricConfig: Any
+
+__all__ = [
+    "BuilderConfig",
+    "FilterConfig",
+    "MetricConfig",
+    "NeedleConfig",
+    "SourceConfig",
+    "TiktokenEncoding",
+    "TokenizerConfig",
+]

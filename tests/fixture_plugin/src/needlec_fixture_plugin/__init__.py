@@ -1,0 +1,1 @@
+"""A needlec plugin used by needlec's tests (see the entry points in pyproject.toml)."""

@@ -1,0 +1,154 @@
+"""A real third-party plugin (tests/fixture_plugin, installed with pip) through the CLI and the API.
+
+The plugin adds a haystack source (`tide_log`), a needle kind (`locker_code`) and a metric
+(`exact_token`) through entry points, plus a source entry point whose import fails
+(`broken_pages`). Registries are process-wide and the rest of the suite runs with discovery off,
+so every check here runs in a fresh subprocess with `NEEDLEC_PLUGINS=1`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+
+import pytest
+
+try:
+    distribution("needlec-fixture-plugin")
+except PackageNotFoundError:  # pragma: no cover - CI installs it (.ci/run)
+    pytest.skip("the fixture plugin is not installed: pip install -e tests/fixture_plugin", allow_module_level=True)
+
+SPEC = """\
+name: plugin-demo
+title: Plugin demo
+tokenizers: [cl100k_base]
+haystack:
+  sources:
+    - type: {source}
+      entries: 300
+grid:
+  lengths: [300, 600]
+  depths: [0, 50, 100]
+needle:
+  type: locker_code
+  lockers: [12, 40]
+prompt:
+  user: "{{{{ context }}}}\\n\\nQuestion: {{{{ question }}}}"
+scoring:
+  metric: exact_token
+"""
+
+
+def run(args: list[str], cwd: Path, plugins: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NEEDLEC_PLUGINS": "1" if plugins else "0", "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=600)
+
+
+def write_spec(folder: Path, source: str = "tide_log", name: str = "plugin.yaml") -> Path:
+    path = folder / name
+    path.write_text(SPEC.format(source=source), encoding="utf-8")
+    return path
+
+
+def read_items(out: Path) -> list[dict[str, object]]:
+    lines = (out / "data" / "default" / "cl100k_base.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_cli_compiles_a_spec_using_the_plugin_source_needle_and_metric(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path)
+    result = run([sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(tmp_path / "out"), "-q"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    items = read_items(tmp_path / "out")
+    assert len(items) == 2 * 3 * 2  # lengths x depths x lockers
+    for item in items:
+        needle = item["needles"][0]["text"]  # type: ignore[index]
+        match = re.fullmatch(r"The code of locker (12|40) is ([A-Z]{4})\.", needle)
+        assert match, needle
+        assert item["question"] == f"What is the code of locker {match.group(1)}?"
+        assert item["answers"] == [match.group(2)]
+        assert item["scoring"] == {"metric": "exact_token", "case_sensitive": True}
+        assert item["context_tokens"] == item["context_length"]
+        context = item["messages"][0]["content"]  # type: ignore[index]
+        assert needle in context and "At hour " in context  # the generated harbour log is the haystack
+
+
+def test_python_api_compiles_the_same_dataset(tmp_path: Path) -> None:
+    spec = write_spec(tmp_path)
+    cli = run([sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(tmp_path / "cli"), "-q"], tmp_path)
+    assert cli.returncode == 0, cli.stderr
+    script = (
+        "import needlec, sys\n"
+        "plan = needlec.load_spec(sys.argv[1])\n"
+        "print(plan.spec.haystack.sources[0].type, plan.spec.needle.type, plan.spec.scoring.metric)\n"
+        "print(needlec.validate(sys.argv[1]))\n"
+        "result = needlec.compile(sys.argv[1], sys.argv[2])\n"
+        "print(result.items)\n"
+    )
+    api = run([sys.executable, "-c", script, str(spec), str(tmp_path / "api")], tmp_path)
+    assert api.returncode == 0, api.stderr
+    assert api.stdout.splitlines() == ["tide_log locker_code exact_token", "[]", "12"]
+    for name in ("data/default/cl100k_base.jsonl", "manifest.json"):
+        assert (tmp_path / "api" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+
+
+def test_a_broken_plugin_fails_cleanly_only_for_the_spec_that_uses_it(tmp_path: Path) -> None:
+    broken = write_spec(tmp_path, source="broken_pages", name="broken.yaml")
+    result = run([sys.executable, "-m", "needlec", "validate", str(broken)], tmp_path)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert f"{broken}:6:7: haystack.sources[0]:" in result.stderr
+    assert "'needlec-fixture-plugin'" in result.stderr
+    assert "needlec.sources:broken_pages = needlec_fixture_plugin.broken" in result.stderr
+    assert "ModuleNotFoundError" in result.stderr and "needlec_fixture_plugin_missing_dependency" in result.stderr
+    # the same installation validates a spec that does not use the broken entry point, and --version works
+    good = run([sys.executable, "-m", "needlec", "validate", str(write_spec(tmp_path))], tmp_path)
+    assert good.returncode == 0, good.stderr
+    version = run([sys.executable, "-m", "needlec", "--version"], tmp_path)
+    assert version.returncode == 0 and "Traceback" not in version.stderr
+
+
+def test_entry_points_load_lazily_per_name(tmp_path: Path) -> None:
+    script = (
+        "import sys\n"
+        "from needlec.registry import SOURCES\n"
+        "SOURCES.get('tide_log')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('needlec_fixture_plugin')))\n"
+        "print(SOURCES.failure('broken_pages').distribution)\n"
+    )
+    result = run([sys.executable, "-c", script], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "['needlec_fixture_plugin', 'needlec_fixture_plugin.source']",
+        "needlec-fixture-plugin",
+    ]
+
+
+def test_plugin_metric_is_registered_and_validates_in_scoring(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        SPEC.format(source="tide_log").replace("metric: exact_token", "metric: exact_token\n  case_sensitive: maybe")
+    )
+    result = run([sys.executable, "-m", "needlec", "validate", str(bad)], tmp_path)
+    assert result.returncode == 2 and "scoring.case_sensitive" in result.stderr, result.stderr
+    script = (
+        "from needlec.registry import METRICS\n"
+        "metric = METRICS.get('exact_token')\n"
+        "config = metric.config(metric='exact_token')\n"
+        "print(metric.factory(config, 'the code is ABCD.', ['ABCD']), metric.factory(config, 'ABCDE', ['ABCD']))\n"
+    )
+    scored = run([sys.executable, "-c", script], tmp_path)
+    assert scored.returncode == 0, scored.stderr
+    assert scored.stdout.split() == ["1.0", "0.0"]
+
+
+def test_discovery_can_be_turned_off(tmp_path: Path) -> None:
+    result = run([sys.executable, "-m", "needlec", "validate", str(write_spec(tmp_path))], tmp_path, plugins=False)
+    assert result.returncode == 2
+    assert "unknown type 'tide_log'" in result.stderr
+    assert "Traceback" not in result.stderr

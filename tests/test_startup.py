@@ -1,0 +1,39 @@
+"""Start-up stays light: `needlec validate` and `import needlec` do not import heavy libraries."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("numpy", "rouge_score", "torch", "datasets", "matplotlib", "openai", "nltk", "scipy", "sklearn")
+
+
+def modules_after(code: str) -> list[str]:
+    """The heavy modules present in `sys.modules` after running `code` in a fresh interpreter."""
+    script = f"{code}\nimport sys, json\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    loaded: list[str] = json.loads(result.stdout.splitlines()[-1])
+    return loaded
+
+
+def test_validate_imports_no_heavy_library() -> None:
+    code = "from needlec.cli import main\nassert main(['validate', 'specs/niah.yaml', 'specs/nolima.yaml']) == 0\n"
+    assert modules_after(code) == []
+
+
+def test_import_needlec_is_light() -> None:
+    code = "import needlec\nassert needlec.__version__\nimport sys\nassert 'pydantic' not in sys.modules\n"
+    assert modules_after(code) == []
+
+
+def test_version_imports_no_heavy_library() -> None:
+    code = "from needlec.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+    assert modules_after(code) == []
