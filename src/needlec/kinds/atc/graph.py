@@ -101,9 +101,11 @@ class KinGraph:
     chain: tuple[str, ...]
     question: Question
     _index: dict[str, Person] = field(default_factory=dict, compare=False, repr=False)
+    _edge_index: dict[str, Edge] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._index.update({p.id: p for p in self.people})
+        self._edge_index.update({e.id: e for e in self.edges})
 
     def person(self, person_id: str) -> Person:
         """The person with this id."""
@@ -111,10 +113,7 @@ class KinGraph:
 
     def edge(self, edge_id: str) -> Edge:
         """The edge with this id."""
-        for e in self.edges:
-            if e.id == edge_id:
-                return e
-        raise KeyError(edge_id)
+        return self._edge_index[edge_id]
 
     @property
     def v1_label(self) -> int:
