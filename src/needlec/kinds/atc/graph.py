@@ -14,8 +14,8 @@ Topologies:
 - `tree`: a main chain plus distractor branches (siblings of chain people, their children = cousins),
   each branch edge adding one new child to an existing person.
 - `dag`: a main chain whose people (below the root's generation) get a partner as second parent of
-  the next chain person, then children of those couples (two parent edges each) and single-parent
-  children; the root p0 stays the only person at level 0.
+  the next chain person (half of the extra edges), then children of those couples (two parent edges
+  each) and single-parent children; the root p0 stays the only person at level 0.
 
 The question (eldest ancestor, n-th ancestor, n-th descendant, relationship distance) is sampled along
 the graph: the queried person and `n` are drawn among all choices that have exactly one correct
@@ -321,9 +321,11 @@ def _build(params: GraphParams, pack: KinshipPack, rng: random.Random) -> _Draft
     couples: list[tuple[int, int, int]] = []  # parent, partner, generations of their children
     slots = list(range(1, len(draft.chain) - 1))  # chain people below level 0 that have a chain child
     rng.shuffle(slots)
+    partners = (extra + 1) // 2  # half the extra sentences make couples, the rest give them children
     for i in slots:
-        if extra <= 0:
+        if partners <= 0:
             break
+        partners -= 1
         elder, younger = draft.chain[i], draft.chain[i + 1]
         first = next(t for (e, y, t) in draft.edges if e == elder and y == younger)
         partner_gender = _other(draft.genders[elder]) if mode == "consistent" else _random_gender(rng)
