@@ -435,3 +435,23 @@ def test_same_seed_same_item() -> None:
 def test_unknown_language_is_a_clear_error() -> None:
     with pytest.raises(PackIntegrityError, match="available: en, zh"):
         load_pack("xx")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_topology_shapes_and_parents(lang: str) -> None:
+    for seed in range(6):
+        for topology in TOPOLOGIES:
+            _, items = make(lang, seed, 24, topology, "eldest_ancestor", answer_format="open")
+            facts = parse_facts(context(items[0], lang), lang)
+            parents: dict[str, list[Fact]] = {}
+            children: dict[str, int] = {}
+            for f in facts:
+                parents.setdefault(f.younger, []).append(f)
+                children[f.elder] = children.get(f.elder, 0) + 1
+            most_parents = max(len(v) for v in parents.values())
+            assert most_parents == {"chain": 1, "tree": 1, "dag": 2}[topology]
+            assert (max(children.values()) > 1) == (topology != "chain")
+            for younger, ups in parents.items():
+                # a father and a mother, never two fathers (consistent gender is the default)
+                genders = [LEX[lang].name_gender[f.elder] for f in ups if f.generations == 1]
+                assert len(genders) == len(set(genders)), younger

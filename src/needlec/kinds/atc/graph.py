@@ -14,8 +14,8 @@ Topologies:
 - `tree`: a main chain plus distractor branches (siblings of chain people, their children = cousins),
   each branch edge adding one new child to an existing person.
 - `dag`: a main chain whose people (below the root's generation) get a partner as second parent of
-  the next chain person, then children of those couples (two parent edges each) and single-parent
-  children; the root p0 stays the only person at level 0.
+  the next chain person (half of the extra edges), then children of those couples (two parent edges
+  each) and single-parent children; the root p0 stays the only person at level 0.
 
 The question (eldest ancestor, n-th ancestor, n-th descendant, relationship distance) is sampled along
 the graph: the queried person and `n` are drawn among all choices that have exactly one correct
@@ -101,9 +101,11 @@ class KinGraph:
     chain: tuple[str, ...]
     question: Question
     _index: dict[str, Person] = field(default_factory=dict, compare=False, repr=False)
+    _edge_index: dict[str, Edge] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._index.update({p.id: p for p in self.people})
+        self._edge_index.update({e.id: e for e in self.edges})
 
     def person(self, person_id: str) -> Person:
         """The person with this id."""
@@ -111,10 +113,7 @@ class KinGraph:
 
     def edge(self, edge_id: str) -> Edge:
         """The edge with this id."""
-        for e in self.edges:
-            if e.id == edge_id:
-                return e
-        raise KeyError(edge_id)
+        return self._edge_index[edge_id]
 
     @property
     def v1_label(self) -> int:
@@ -322,9 +321,11 @@ def _build(params: GraphParams, pack: KinshipPack, rng: random.Random) -> _Draft
     couples: list[tuple[int, int, int]] = []  # parent, partner, generations of their children
     slots = list(range(1, len(draft.chain) - 1))  # chain people below level 0 that have a chain child
     rng.shuffle(slots)
+    partners = (extra + 1) // 2  # half the extra sentences make couples, the rest give them children
     for i in slots:
-        if extra <= 0:
+        if partners <= 0:
             break
+        partners -= 1
         elder, younger = draft.chain[i], draft.chain[i + 1]
         first = next(t for (e, y, t) in draft.edges if e == elder and y == younger)
         partner_gender = _other(draft.genders[elder]) if mode == "consistent" else _random_gender(rng)
