@@ -110,16 +110,19 @@ def draw_retrieval(
 
 
 def _fits(record: RetrievalRecord, kept: list[RetrievalRecord]) -> bool:
-    """Whether `record` can join `kept`: no nested subjects, no keyword inside the other's keyword/subject/needle."""
-    subject, keyword = record.subject.casefold(), record.keyword.casefold()
-    needle = record.needle.casefold()
+    """Whether `record` can join `kept`: no nested subjects, and no accepted spelling of one record's keyword inside
+    the other's keyword, subject or needle (in either direction, case-insensitive)."""
+    subject = record.subject.casefold()
+    spellings = [a.casefold() for a in record.answers]
+    text = (record.keyword.casefold(), subject, record.needle.casefold())
     for other in kept:
-        o_subject, o_keyword = other.subject.casefold(), other.keyword.casefold()
+        o_subject = other.subject.casefold()
         if subject in o_subject or o_subject in subject:
             return False
-        if keyword in o_keyword or o_keyword in keyword or o_keyword in subject or o_keyword in needle:
+        o_text = (other.keyword.casefold(), o_subject, other.needle.casefold())
+        if any(a in t for a in spellings for t in o_text):
             return False
-        if keyword in o_subject or keyword in other.needle.casefold():
+        if any(a.casefold() in t for a in other.answers for t in text):
             return False
     return True
 
