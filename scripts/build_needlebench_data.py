@@ -688,7 +688,7 @@ ZH_CATEGORIES = [
     ),
     Category(
         "moon-name",
-        lambda n: n.zh_place("巨星"),
+        lambda n: n.zh_place("星"),
         lambda n: n.zh_place("月"),
         ("{s}最大的那颗卫星，移民们管它叫{k}。", "环绕{s}运行的卫星里，最大的一颗名为{k}。"),
         "{s}最大的卫星叫什么？",

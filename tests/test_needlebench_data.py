@@ -426,16 +426,27 @@ def test_clashing_records_never_share_an_item() -> None:
         _record("c", "Ulmspire", "Ashpearl Loom"),
         _record("d", "Ulmspire Deeps", "Tidebone Harp"),  # subject contains c's subject
         _record("e", "Velmora", "Moonslate Bell"),
+        RetrievalRecord(  # an alias of f is the keyword of a
+            id="f",
+            category="test",
+            subject="Orvock",
+            keyword="Glasscrown",
+            aliases=("Glass Crown",),
+            needle="The vault of Orvock holds the Glasscrown.",
+            question="What does the vault of Orvock hold?",
+            answer_format="The vault holds the ____.",
+        ),
     ]
     seen_pairs: set[frozenset[str]] = set()
     for seed in range(200):
         drawn = draw_retrieval(random.Random(seed), 3, "en", pool=pool)
         ids = {r.id for r in drawn}
-        assert not {"a", "b"} <= ids and not {"c", "d"} <= ids, ids
+        assert not {"a", "b"} <= ids and not {"c", "d"} <= ids and not {"a", "f"} <= ids, ids
         seen_pairs |= {frozenset(p) for p in itertools.combinations(ids, 2)}
     assert frozenset({"a", "c"}) in seen_pairs and frozenset({"b", "d"}) in seen_pairs
+    assert frozenset({"f", "e"}) in seen_pairs
     with pytest.raises(NeedleDataError, match="mutually compatible"):
-        draw_retrieval(random.Random(0), 4, "en", pool=pool)
+        draw_retrieval(random.Random(0), 5, "en", pool=pool)
 
 
 def test_draws_are_reproducible_and_vary_with_the_seed() -> None:

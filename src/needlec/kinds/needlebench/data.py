@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 
 from needlec.languages.needlebench.files import read_verified
@@ -109,17 +109,26 @@ def draw_retrieval(
     return kept
 
 
+@lru_cache(maxsize=4096)
+def _folded(record: RetrievalRecord) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Case-folded subject, accepted spellings, and (keyword, subject, needle) of a record, computed once."""
+    subject = record.subject.casefold()
+    return (
+        subject,
+        tuple(a.casefold() for a in record.answers),
+        (record.keyword.casefold(), subject, record.needle.casefold()),
+    )
+
+
 def _fits(record: RetrievalRecord, kept: list[RetrievalRecord]) -> bool:
-    """Whether `record` can join `kept`: no nested subjects, no keyword inside the other's keyword/subject/needle."""
-    subject, keyword = record.subject.casefold(), record.keyword.casefold()
-    needle = record.needle.casefold()
+    """Whether `record` can join `kept`: no nested subjects, and no accepted spelling of one record's keyword inside
+    the other's keyword, subject or needle (in either direction, case-insensitive)."""
+    subject, spellings, text = _folded(record)
     for other in kept:
-        o_subject, o_keyword = other.subject.casefold(), other.keyword.casefold()
+        o_subject, o_spellings, o_text = _folded(other)
         if subject in o_subject or o_subject in subject:
             return False
-        if keyword in o_keyword or o_keyword in keyword or o_keyword in subject or o_keyword in needle:
-            return False
-        if keyword in o_subject or keyword in other.needle.casefold():
+        if any(a in t for a in spellings for t in o_text) or any(a in t for a in o_spellings for t in text):
             return False
     return True
 
