@@ -12,6 +12,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -323,7 +324,7 @@ def _qa_corpus() -> tuple[QAExample, list[Passage]]:
 
 def test_qa_gold_positions_spread_over_500_draws() -> None:
     example, corpus = _qa_corpus()
-    slots = Counter()
+    slots: Counter[int] = Counter()
     for seed in range(500):
         item = build_qa_item(random.Random(seed), example, corpus, num_docs=10)
         (slot,) = item.gold_positions
@@ -402,7 +403,7 @@ def test_task_table() -> None:
 
 # --- determinism ----------------------------------------------------------------------------------
 
-GENERATORS = {
+GENERATORS: dict[str, Callable[[random.Random], object]] = {
     "keyvalue": lambda rng: generate_keyvalue(rng, KeyValueSpec("words", "numbers", num_keys=4), num_filler=20),
     "vt": lambda rng: generate_variable_tracking(rng, VariableSpec(num_chains=2)),
     "cwe": lambda rng: generate_common_words(rng, CommonWordsSpec(), num_uncommon=50),
