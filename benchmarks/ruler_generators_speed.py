@@ -12,6 +12,7 @@ Token counting of the final prompts is the compile's job and is not included.
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.tasks import LENGTHS, SAMPLES_PER_TASK, TASKS, cwe_spec_for_length, fwe_vocab_size
 from needlec.kinds.ruler.variable_tracking import VariableSpec, generate_variable_tracking
-from needlec.kinds.ruler.words import FrequentWordsSpec, generate_common_words, generate_frequent_words
+from needlec.kinds.ruler.words import CommonWordsSpec, FrequentWordsSpec, generate_common_words, generate_frequent_words
 from needlec.tokenizer import _tiktoken
 
 PROMPT_ALLOWANCE = 200
@@ -52,37 +53,34 @@ def main() -> None:
     )
     for length in LENGTHS:
         cwe = cwe_spec_for_length(length)
-        budget_cwe = length - 120 - PROMPT_ALLOWANCE
-        uncommon = largest_fitting(
-            lambda n, cwe=cwe: tok.count(generate_common_words(random.Random(0), cwe, n).text), budget_cwe, 11_000
-        )
         vocab = fwe_vocab_size(length)
-        budget_fwe = length - 50 - PROMPT_ALLOWANCE
-        words = largest_fitting(
-            lambda n, v=vocab: tok.count(generate_frequent_words(random.Random(0), FWE, max(n, 400), v).text),
-            budget_fwe,
-            length,
-        )
         kv = KeyValueSpec("words", "numbers")
-        budget_kv = length - 128 - PROMPT_ALLOWANCE
-        filler = largest_fitting(
-            lambda n, kv=kv: tok.count(" ".join(x.text for x in generate_keyvalue(random.Random(0), kv, n).filler)),
-            budget_kv,
-            length // 8,
-        )
+
+        def cwe_tokens(n: int, cwe: CommonWordsSpec = cwe) -> int:
+            return tok.count(generate_common_words(random.Random(0), cwe, n).text)
+
+        def fwe_tokens(n: int, vocab: int = vocab) -> int:
+            return tok.count(generate_frequent_words(random.Random(0), FWE, max(n, 400), vocab).text)
+
+        def filler_tokens(n: int, kv: KeyValueSpec = kv) -> int:
+            return tok.count(" ".join(x.text for x in generate_keyvalue(random.Random(0), kv, n).filler))
+
+        uncommon = largest_fitting(cwe_tokens, length - 120 - PROMPT_ALLOWANCE, 11_000)
+        words = largest_fitting(fwe_tokens, length - 50 - PROMPT_ALLOWANCE, length)
+        filler = largest_fitting(filler_tokens, length - 128 - PROMPT_ALLOWANCE, length // 8)
         makers: list[Callable[[random.Random], object]] = []
         for entry in TASKS:
-            if entry.category == "niah" and isinstance(entry.generator, KeyValueSpec):
-                n = filler if entry.haystack == "needle" else 0
-                makers.append(lambda r, s=entry.generator, n=n: generate_keyvalue(r, s, n))
+            if isinstance(entry.generator, KeyValueSpec):
+                count = filler if entry.haystack == "needle" else 0
+                makers.append(functools.partial(generate_keyvalue, spec=entry.generator, num_filler=count))
             elif entry.category == "vt":
-                makers.append(lambda r: generate_variable_tracking(r, VariableSpec()))
+                makers.append(functools.partial(generate_variable_tracking, spec=VariableSpec()))
             elif entry.category == "cwe":
-                makers.append(lambda r, c=cwe, u=uncommon: generate_common_words(r, c, u))
+                makers.append(functools.partial(generate_common_words, spec=cwe, num_uncommon=uncommon))
             elif entry.category == "fwe":
-                makers.append(lambda r, w=words, v=vocab: generate_frequent_words(r, FWE, w, v))
-            else:  # QA needs a corpus; its draw cost is a shuffle of document ids, timed with passkey instead
-                makers.append(lambda r: generate_passkey(r, PasskeySpec(kind="pattern")))
+                makers.append(functools.partial(generate_frequent_words, spec=FWE, num_words=words, vocab_size=vocab))
+            else:  # QA needs a corpus; its draw is a shuffle of document ids, timed here as a passkey draw
+                makers.append(functools.partial(generate_passkey, spec=PasskeySpec(kind="pattern")))
         start = time.perf_counter()
         for index in range(args.items):
             for make in makers:
