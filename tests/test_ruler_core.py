@@ -208,7 +208,8 @@ def test_variable_tracking_alias_answers_recomputed_from_text(chains: int) -> No
         holders = sorted(name for name, value in env.items() if value == item.query)
         assert holders == sorted(fact[0] for fact in item.answers)
         assert len(holders) == 5
-        names = [ASSIGN_RE.match(t).group(1) for t in texts]  # type: ignore[union-attr]
+        names = [m.group(1) for t in texts if (m := ASSIGN_RE.match(t))]
+        assert len(names) == len(texts)
         assert len(set(names)) == len(names) and all(len(n) == 5 for n in names)
         literal_values = [m.group(4) for t in texts if (m := ASSIGN_RE.match(t)) and m.group(4)]
         assert len(set(literal_values)) == len(literal_values) == chains

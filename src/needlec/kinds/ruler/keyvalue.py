@@ -22,6 +22,8 @@ TokenKind = Literal["words", "numbers", "uuids"]
 """How a key or a value is drawn: adjective-noun words, 7-digit numbers, or UUID strings."""
 
 NeedleRole = Literal["target", "distractor"]
+NeedleGroup = Literal["query", "distractor_key", "filler"]
+"""Why a needle is there: it answers a query, binds a distractor key, or is part of the filler haystack."""
 
 VALUE_NOUNS: dict[str, tuple[str, str]] = {
     "words": ("word", "words"),
@@ -69,7 +71,7 @@ class KeyValueNeedle:
     key: str
     value: str
     role: NeedleRole
-    group: Literal["query", "distractor_key", "filler"]
+    group: NeedleGroup
     text: str
 
 
@@ -114,10 +116,10 @@ def draw_token(pool: DistinctPool, kind: TokenKind, what: str) -> str:
     return pool.draw(TOKEN_MAKERS[kind], what)
 
 
-def _needle(spec: KeyValueSpec, key: str, value: str, role: NeedleRole, group: str) -> KeyValueNeedle:
+def _needle(spec: KeyValueSpec, key: str, value: str, role: NeedleRole, group: NeedleGroup) -> KeyValueNeedle:
     noun = VALUE_NOUNS[spec.value_kind][0]
     text = spec.wording.needle.format(key=key, value=value, noun=noun)
-    return KeyValueNeedle(key=key, value=value, role=role, group=group, text=text)  # type: ignore[arg-type]
+    return KeyValueNeedle(key=key, value=value, role=role, group=group, text=text)
 
 
 def generate_keyvalue(
