@@ -421,3 +421,14 @@ def test_same_seed_same_output_different_seed_differs(name: str) -> None:
     assert make(random.Random(42)) == make(random.Random(42))
     assert make(random.Random(42)) != make(random.Random(43))
     assert random.getstate() == state  # global random state untouched
+
+
+def test_an_edited_wordlist_is_refused(tmp_path: Path) -> None:
+    entry = json.loads((WORDLIST_DIR / "manifest.json").read_text(encoding="utf-8"))["lists"]["nouns"]
+    original = (WORDLIST_DIR / "nouns.txt").read_bytes()
+    assert len(wordlists.verify_wordlist(original, entry)) == entry["count"]
+    edited = tmp_path / "nouns.txt"
+    edited.write_bytes(original.replace(b"\nzebra\n", b"\nzebu\n"))
+    assert edited.read_bytes() != original
+    with pytest.raises(NeedlecError, match="sha256"):
+        wordlists.verify_wordlist(edited.read_bytes(), entry)
