@@ -139,6 +139,10 @@ def test_keyvalue_queried_values_once_never_in_distractors(spec: KeyValueSpec) -
         for value in expected:
             assert all_values.count(value) == 1
             assert sum(value in text for text in [n.text for n in item.filler]) == 0
+        # No required value hides inside another string of the item.
+        strings = [s for pair in targets + others for s in pair]
+        for value in expected:
+            assert sum(value in s for s in strings) == 1
         # Values never repeat, and no value equals a key.
         assert len(set(all_values)) == len(all_values)
         assert not set(all_values) & {key for key, _ in targets + others}
