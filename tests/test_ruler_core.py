@@ -12,6 +12,7 @@ import json
 import random
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,10 @@ def test_keyvalue_queried_values_once_never_in_distractors(spec: KeyValueSpec) -
         for value in expected:
             assert all_values.count(value) == 1
             assert sum(value in text for text in [n.text for n in item.filler]) == 0
+        # No required value hides inside another string of the item.
+        strings = [s for pair in targets + others for s in pair]
+        for value in expected:
+            assert sum(value in s for s in strings) == 1
         # Values never repeat, and no value equals a key.
         assert len(set(all_values)) == len(all_values)
         assert not set(all_values) & {key for key, _ in targets + others}
@@ -207,7 +212,8 @@ def test_variable_tracking_alias_answers_recomputed_from_text(chains: int) -> No
         holders = sorted(name for name, value in env.items() if value == item.query)
         assert holders == sorted(fact[0] for fact in item.answers)
         assert len(holders) == 5
-        names = [ASSIGN_RE.match(t).group(1) for t in texts]  # type: ignore[union-attr]
+        names = [m.group(1) for t in texts if (m := ASSIGN_RE.match(t))]
+        assert len(names) == len(texts)
         assert len(set(names)) == len(names) and all(len(n) == 5 for n in names)
         literal_values = [m.group(4) for t in texts if (m := ASSIGN_RE.match(t)) and m.group(4)]
         assert len(set(literal_values)) == len(literal_values) == chains
@@ -323,7 +329,7 @@ def _qa_corpus() -> tuple[QAExample, list[Passage]]:
 
 def test_qa_gold_positions_spread_over_500_draws() -> None:
     example, corpus = _qa_corpus()
-    slots = Counter()
+    slots: Counter[int] = Counter()
     for seed in range(500):
         item = build_qa_item(random.Random(seed), example, corpus, num_docs=10)
         (slot,) = item.gold_positions
@@ -402,7 +408,7 @@ def test_task_table() -> None:
 
 # --- determinism ----------------------------------------------------------------------------------
 
-GENERATORS = {
+GENERATORS: dict[str, Callable[[random.Random], object]] = {
     "keyvalue": lambda rng: generate_keyvalue(rng, KeyValueSpec("words", "numbers", num_keys=4), num_filler=20),
     "vt": lambda rng: generate_variable_tracking(rng, VariableSpec(num_chains=2)),
     "cwe": lambda rng: generate_common_words(rng, CommonWordsSpec(), num_uncommon=50),
@@ -419,3 +425,14 @@ def test_same_seed_same_output_different_seed_differs(name: str) -> None:
     assert make(random.Random(42)) == make(random.Random(42))
     assert make(random.Random(42)) != make(random.Random(43))
     assert random.getstate() == state  # global random state untouched
+
+
+def test_an_edited_wordlist_is_refused(tmp_path: Path) -> None:
+    entry = json.loads((WORDLIST_DIR / "manifest.json").read_text(encoding="utf-8"))["lists"]["nouns"]
+    original = (WORDLIST_DIR / "nouns.txt").read_bytes()
+    assert len(wordlists.verify_wordlist(original, entry)) == entry["count"]
+    edited = tmp_path / "nouns.txt"
+    edited.write_bytes(original.replace(b"\nzebra\n", b"\nzebu\n"))
+    assert edited.read_bytes() != original
+    with pytest.raises(NeedlecError, match="sha256"):
+        wordlists.verify_wordlist(edited.read_bytes(), entry)

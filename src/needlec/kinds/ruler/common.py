@@ -27,11 +27,14 @@ class DistinctPool:
         self.rng = rng
         self.used: set[str] = set(exclude)
 
-    def draw(self, make: Callable[[random.Random], str], what: str) -> str:
-        """Draw with `make` until a string not used before comes out; bounded by MAX_DRAW_ATTEMPTS."""
+    def draw(self, make: Callable[[random.Random], str], what: str, accept: Callable[[str], bool] | None = None) -> str:
+        """Draw with `make` until a string not used before (and passing `accept`) comes out.
+
+        Bounded by MAX_DRAW_ATTEMPTS, after which a RulerGenerationError names what could not be drawn.
+        """
         for _ in range(MAX_DRAW_ATTEMPTS):
             value = make(self.rng)
-            if value not in self.used:
+            if value not in self.used and (accept is None or accept(value)):
                 self.used.add(value)
                 return value
         raise RulerGenerationError(

@@ -4,6 +4,8 @@ A needle binds a key to a value ("A secret number filed under brisk-lantern is 4
 Keys and values are adjective-noun words from the frozen lists, 7-digit numbers, or UUID strings
 built from the item's rng. All strings of one item come from one `DistinctPool`, so distractor keys
 never equal a queried key and no value occurs twice: every queried value is in exactly one needle.
+No required value is a substring of any other string of the item, so substring scoring cannot
+credit it for a distractor that contains it.
 Wording has explicit singular and plural forms; nothing is made singular by replacing "are" with "is".
 """
 
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -22,6 +24,8 @@ TokenKind = Literal["words", "numbers", "uuids"]
 """How a key or a value is drawn: adjective-noun words, 7-digit numbers, or UUID strings."""
 
 NeedleRole = Literal["target", "distractor"]
+NeedleGroup = Literal["query", "distractor_key", "filler"]
+"""Why a needle is there: it answers a query, binds a distractor key, or is part of the filler haystack."""
 
 VALUE_NOUNS: dict[str, tuple[str, str]] = {
     "words": ("word", "words"),
@@ -69,7 +73,7 @@ class KeyValueNeedle:
     key: str
     value: str
     role: NeedleRole
-    group: Literal["query", "distractor_key", "filler"]
+    group: NeedleGroup
     text: str
 
 
@@ -107,17 +111,17 @@ TOKEN_MAKERS = {"words": _word_token, "numbers": _number_token, "uuids": _uuid_t
 """One drawing function per token kind; each uses only the rng it is given."""
 
 
-def draw_token(pool: DistinctPool, kind: TokenKind, what: str) -> str:
-    """Draw a string of `kind` that is fresh within the pool's item."""
+def draw_token(pool: DistinctPool, kind: TokenKind, what: str, accept: Callable[[str], bool] | None = None) -> str:
+    """Draw a string of `kind` that is fresh within the pool's item (and passes `accept`)."""
     if kind not in TOKEN_MAKERS:
         raise RulerGenerationError(f"unknown token kind {kind!r}; expected one of {', '.join(TOKEN_MAKERS)}")
-    return pool.draw(TOKEN_MAKERS[kind], what)
+    return pool.draw(TOKEN_MAKERS[kind], what, accept)
 
 
-def _needle(spec: KeyValueSpec, key: str, value: str, role: NeedleRole, group: str) -> KeyValueNeedle:
+def _needle(spec: KeyValueSpec, key: str, value: str, role: NeedleRole, group: NeedleGroup) -> KeyValueNeedle:
     noun = VALUE_NOUNS[spec.value_kind][0]
     text = spec.wording.needle.format(key=key, value=value, noun=noun)
-    return KeyValueNeedle(key=key, value=value, role=role, group=group, text=text)  # type: ignore[arg-type]
+    return KeyValueNeedle(key=key, value=value, role=role, group=group, text=text)
 
 
 def generate_keyvalue(
@@ -133,6 +137,16 @@ def generate_keyvalue(
     if spec.num_keys < spec.num_queries:
         raise RulerGenerationError(f"num_keys ({spec.num_keys}) must be at least num_queries ({spec.num_queries})")
     pool = DistinctPool(rng, exclude)
+    answers_so_far: list[str] = []
+
+    def contains_no_answer(text: str) -> bool:
+        # A later string may not contain a required value: "bold-anteater" would credit "bold-ant".
+        return not any(answer in text for answer in answers_so_far)
+
+    def inside_nothing(text: str) -> bool:
+        # A required value may not sit inside any string drawn before it.
+        return not any(text in other for other in pool.used)
+
     keys = [draw_token(pool, spec.key_kind, "key") for _ in range(spec.num_keys)]
     queries = keys[: spec.num_queries]
     needles: list[KeyValueNeedle] = []
@@ -140,15 +154,20 @@ def generate_keyvalue(
     for index, key in enumerate(keys):
         queried = index < spec.num_queries
         for _ in range(spec.num_values):
-            value = draw_token(pool, spec.value_kind, "value")
             if queried:
+                value = draw_token(
+                    pool, spec.value_kind, "value", lambda text: inside_nothing(text) and contains_no_answer(text)
+                )
+                answers_so_far.append(value)
                 needles.append(_needle(spec, key, value, "target", "query"))
                 answers.append((value,))
             else:
+                value = draw_token(pool, spec.value_kind, "value", contains_no_answer)
                 needles.append(_needle(spec, key, value, "distractor", "distractor_key"))
     rng.shuffle(needles)
     filler = tuple(
-        _needle(spec, draw_token(pool, spec.key_kind, "filler key"), draw_token(pool, spec.value_kind, "filler value"),
+        _needle(spec, draw_token(pool, spec.key_kind, "filler key", contains_no_answer),
+                draw_token(pool, spec.value_kind, "filler value", contains_no_answer),
                 "distractor", "filler")
         for _ in range(num_filler)
     )  # fmt: skip

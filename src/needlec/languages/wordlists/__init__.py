@@ -46,14 +46,11 @@ def list_names() -> list[str]:
     return sorted(manifest()["lists"])
 
 
-@cache
-def load_wordlist(name: str) -> tuple[str, ...]:
-    """Return the entries of list `name`, after checking its sha256 against the manifest."""
-    lists = manifest()["lists"]
-    if name not in lists:
-        raise WordListError(f"unknown word list {name!r}; shipped lists: {', '.join(sorted(lists))}")
-    entry = lists[name]
-    raw = _read_bytes(entry["file"])
+def verify_wordlist(raw: bytes, entry: dict[str, Any]) -> tuple[str, ...]:
+    """Check `raw` (a list file's bytes) against its manifest entry and return its entries.
+
+    Raises WordListError when the sha256 or the entry count differs from the manifest.
+    """
     digest = hashlib.sha256(raw).hexdigest()
     if digest != entry["sha256"]:
         raise WordListError(
@@ -64,6 +61,16 @@ def load_wordlist(name: str) -> tuple[str, ...]:
     if len(words) != entry["count"]:
         raise WordListError(f"word list {entry['file']} has {len(words)} entries, the manifest says {entry['count']}")
     return words
+
+
+@cache
+def load_wordlist(name: str) -> tuple[str, ...]:
+    """Return the entries of list `name`, after checking its sha256 against the manifest."""
+    lists = manifest()["lists"]
+    if name not in lists:
+        raise WordListError(f"unknown word list {name!r}; shipped lists: {', '.join(sorted(lists))}")
+    entry = lists[name]
+    return verify_wordlist(_read_bytes(entry["file"]), entry)
 
 
 def adjectives() -> tuple[str, ...]:
