@@ -9,8 +9,7 @@ from typing import Any
 
 from needlec.compile.pipeline import haystack_ids
 from needlec.compile.plan import Plan
-from needlec.errors import OutputError
-from needlec.exporters.manifest import MANIFEST
+from needlec.dataset.manifest import read_manifest
 from needlec.placement.engine import merge_spans
 
 
@@ -91,10 +90,7 @@ def _excerpt(context: str, needles: list[dict[str, Any]], width: int) -> str:
 
 
 def summarize_dataset(folder: Path) -> tuple[str, dict[str, Any] | None]:
-    manifest_path = folder / MANIFEST
-    if not manifest_path.exists():
-        raise OutputError(f"{folder}: no {MANIFEST}; is this a needlec dataset folder?")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = read_manifest(folder)
     lines = [
         f"{manifest['spec']['name']} (needlec {manifest['needlec_version']}, "
         f"item schema v{manifest['item_schema_version']})",

@@ -19,7 +19,7 @@ from typing import Any
 from tqdm import tqdm
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
-from needlec.compile.items import HaystackView, build_item, context_of
+from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
@@ -222,15 +222,15 @@ def _run_chunk(chunk: tuple[int, int]) -> ChunkResult:
     for config, key, view, kind, sample_context in work[chunk[0] : chunk[1]]:
         item, leaks = build_item(plan.spec.name, config, key, view, kind)
         result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
-        result.problems.extend(leak_problem(item["id"], leaks))
-        result.overlap.append((config.name, "needle", item["overlap"]))
-        result.problems.extend(check_budgets(item["id"], config.spec, "needle", item["overlap"]))
+        result.problems.extend(leak_problem(item.id, leaks))
+        result.overlap.append((config.name, "needle", item.overlap))
+        result.problems.extend(check_budgets(item.id, config.spec, "needle", item.overlap))
         if sample_context:
-            scores = precision(item["question"], context_of(item))
+            scores = precision(item.question, item.context())
             result.overlap.append((config.name, "context", scores))
-            result.problems.extend(check_budgets(item["id"], config.spec, "context", scores))
-        result.tokens += item["context_tokens"]
-        lines.append(canonical.line(item))
+            result.problems.extend(check_budgets(item.id, config.spec, "context", scores))
+        result.tokens += item.context_tokens
+        lines.append(canonical.line(item.row()))
     result.blob = b"".join(lines)
     result.count = chunk[1] - chunk[0]
     return result
@@ -330,12 +330,15 @@ def compile_spec(
 
 
 def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
-    """Build a single item in memory (for `inspect` and documentation), without writing anything."""
+    """Build a single item in memory (for `inspect` and documentation), without writing anything.
+
+    Returns the item's JSON row (as written to the data files).
+    """
     prepared = Prepared(plan, cache_dir or default_cache_dir())
     haystack = next(h for h in prepared.haystacks(config.spec) if h.id == key.haystack)
     view = prepared.view(config.spec, haystack, key.tokenizer, key.length)
     item, _ = build_item(plan.spec.name, config, key, view, prepared.kind(config))
-    return item
+    return item.row()
 
 
 def _overlap_report(tally: dict[tuple[str, str], OverlapStats], config: ConfigPlan) -> dict[str, Any]:

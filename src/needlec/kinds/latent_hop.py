@@ -219,7 +219,7 @@ class LatentHopKind:
             case=case_id,
             needles=(needle,),
             question=question,
-            answers=(char,),
+            answers=((char,),),
             values={**values, "hop": case.hop, "order": case.order, "group": case.group.id, "pair": case.pair.id},
             distractors=distractors,
             forbidden=(char, w_q),

@@ -21,7 +21,7 @@ import orjson
 from needlec.compile.pipeline import SELECT_KEYS, CompileOptions, compile_spec, haystack_ids
 from needlec.compile.plan import Plan, load_plan
 from needlec.errors import OutputError
-from needlec.exporters.manifest import MANIFEST
+from needlec.dataset.manifest import read_manifest
 
 PREVIEW_TOKEN_BUDGET = 3_000_000
 PREVIEW_DEPTHS = 11
@@ -143,11 +143,7 @@ def collect(spec_path: Path, dataset: Path | None, cache_dir: Path | None = None
 
 
 def _manifest(folder: Path) -> dict[str, Any]:
-    path = folder / MANIFEST
-    if not path.is_file():
-        raise OutputError(f"{folder}: no {MANIFEST}; pass a folder written by `needlec compile`")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    return read_manifest(folder, "pass a folder written by `needlec compile`")
 
 
 def _rows(path: Path, limit: int) -> Iterator[dict[str, Any]]:
