@@ -116,8 +116,10 @@ def build_item(
     spec = config.spec
     seed = key.seed(spec.seed)
     rng = random.Random(seed)
-    draw = kind.draw(key.case, rng)
+    # the window start is drawn first, so configs whose needle kinds use the RNG differently
+    # (e.g. multiple-choice options) still share windows for the same grid cell
     start = rng.choice(view.starts) if spec.haystack.start == "random" else 0
+    draw = kind.draw(key.case, rng)
     messages = render_messages(spec, draw.question, draw.values)
     user = messages[-1]["content"]
     prefix, suffix = user.split(CONTEXT_SENTINEL)
