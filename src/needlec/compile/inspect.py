@@ -50,11 +50,11 @@ def render_item(item: dict[str, Any], width: int = 240) -> str:
         f"tokens    {item['context_tokens']} context / {item['prompt_tokens']} prompt "
         f"(target {item['context_length']}, {item['tokenizer']})",
         f"question  {item['question']}",
-        f"answers   {item['answers']}",
+        f"answers   {'; '.join(' or '.join(fact) for fact in item['answers'])}",
     ]
     for i, n in enumerate(item["needles"]):
         lines.append(
-            f"needle {i}  depth {n['depth_percent']}% (target {n['target_depth_percent']}%), "
+            f"{n.get('role', 'target')} {n.get('id', i)}  depth {n['depth_percent']}% (target {n['target_depth_percent']}%), "
             f"token {n['token_offset']}, char {n['char_offset']}"
         )
     for index, message in enumerate(item["messages"]):
