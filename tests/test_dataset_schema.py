@@ -15,7 +15,11 @@ from needlec.errors import OutputError
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = {
-    "item": (ROOT / "schema" / "item.schema.json", item_json_schema, "needlec schema --item -o schema/item.schema.json"),
+    "item": (
+        ROOT / "schema" / "item.schema.json",
+        item_json_schema,
+        "needlec schema --item -o schema/item.schema.json",
+    ),
     "manifest": (
         ROOT / "schema" / "manifest.schema.json",
         manifest_json_schema,
@@ -83,7 +87,7 @@ def test_manifest_fits_its_model_and_schema(small_niah: Path) -> None:
 
 
 def test_read_manifest_reports_a_missing_or_broken_file(tmp_path: Path) -> None:
-    with pytest.raises(OutputError, match="no manifest.json"):
+    with pytest.raises(OutputError, match=r"no manifest\.json"):
         read_manifest(tmp_path)
     (tmp_path / "manifest.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(OutputError, match="not valid JSON"):

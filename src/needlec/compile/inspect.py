@@ -54,7 +54,8 @@ def render_item(item: dict[str, Any], width: int = 240) -> str:
     ]
     for i, n in enumerate(item["needles"]):
         lines.append(
-            f"{n.get('role', 'target')} {n.get('id', i)}  depth {n['depth_percent']}% (target {n['target_depth_percent']}%), "
+            f"{n.get('role', 'target')} {n.get('id', i)}  depth {n['depth_percent']}% "
+            f"(target {n['target_depth_percent']}%), "
             f"token {n['token_offset']}, char {n['char_offset']}"
         )
     for index, message in enumerate(item["messages"]):

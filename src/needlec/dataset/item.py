@@ -117,29 +117,29 @@ class Item(_Row):
     messages: list[Message] = Field(min_length=1, description="The chat to send.")
     context_span: ContextSpan = Field(description="Where the context sits in the messages.")
     question: str = Field(description="The question asked.")
-    answer_prefix: str | None = Field(None, description="Text a runner appends after the messages, if any.")
+    answer_prefix: str | None = Field(default=None, description="Text a runner appends after the messages, if any.")
     answers: list[Fact] = Field(
         min_length=1,
         description="Required facts; each is a non-empty list of accepted aliases, e.g. "
         '`[["roasted chestnuts"], ["smoked paprika"]]`.',
     )
     scoring: Scoring = Field(description="The metric, its version and parameters.")
-    expected: Literal["yes", "no"] | None = Field(None, description="For existence items: the correct verdict.")
-    group: Group | None = Field(None, description="Group membership (e.g. rotations of one question).")
-    options: list[Option] | None = Field(None, description="Multiple-choice options.")
-    answer_letter: str | None = Field(None, description="Letter of the correct option.")
-    structure: dict[str, Any] | None = Field(None, description="Free-form structure of generated needles.")
+    expected: Literal["yes", "no"] | None = Field(default=None, description="For existence items: the correct verdict.")
+    group: Group | None = Field(default=None, description="Group membership (e.g. rotations of one question).")
+    options: list[Option] | None = Field(default=None, description="Multiple-choice options.")
+    answer_letter: str | None = Field(default=None, description="Letter of the correct option.")
+    structure: dict[str, Any] | None = Field(default=None, description="Free-form structure of generated needles.")
     question_position: Literal["after", "before", "both"] | None = Field(
-        None, description="Where the question sits relative to the context."
+        default=None, description="Where the question sits relative to the context."
     )
-    prompt_variant: str | None = Field(None, description="Name of the prompt variant used.")
-    max_new_tokens: int | None = Field(None, description="Suggested generation budget.")
+    prompt_variant: str | None = Field(default=None, description="Name of the prompt variant used.")
+    max_new_tokens: int | None = Field(default=None, description="Suggested generation budget.")
     haystack: HaystackRef = Field(description="The haystack window.")
     case: str = Field(description="Needle-kind case (e.g. a question-needle pair), or `main`.")
     repeat: int = Field(description="Repeat index within the grid cell.")
     seed: int = Field(description="The item's RNG seed (63 bits).")
     overlap: dict[str, float] = Field(description="ROUGE precision of the question against the target needles.")
-    values: dict[str, str] | None = Field(None, description="Values drawn for this item (e.g. a passkey).")
+    values: dict[str, str] | None = Field(default=None, description="Values drawn for this item (e.g. a passkey).")
 
     def context(self) -> str:
         """The context: the span of the messages that holds the haystack and needles."""
