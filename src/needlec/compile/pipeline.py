@@ -160,17 +160,6 @@ def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_sta
         chars *= 2
 
 
-def _selected(key: ItemKey, select: dict[str, set[str]]) -> bool:
-    values = {
-        "config": key.config,
-        "tokenizer": key.tokenizer,
-        "length": str(key.length),
-        "depth": f"{key.depth:g}",
-        "haystack": key.haystack,
-    }
-    return all(values[name] in allowed for name, allowed in select.items())
-
-
 def _units(
     plan: Plan, prepared: Prepared | None, select: dict[str, set[str]]
 ) -> list[tuple[ConfigPlan, list[ItemKey]]]:
@@ -187,7 +176,7 @@ def _units(
         if "config" in select and config.name not in select["config"]:
             continue
         ids = [h.id for h in prepared.haystacks(config.spec)] if prepared else haystack_ids(config.spec)
-        keys = [k for k in plan.keys(config, ids) if _selected(k, select)]
+        keys = [k for k in plan.keys(config, ids) if k.selected(select)]
         if keys:
             out.append((config, keys))
     return out

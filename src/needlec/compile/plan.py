@@ -76,6 +76,21 @@ class ItemKey:
         # 63 bits: fits a signed 64-bit column, so Arrow and `datasets` keep it an exact integer
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
 
+    def select_values(self) -> dict[str, str]:
+        """The key's value for each `--select` field, spelled as on the command line."""
+        return {
+            "config": self.config,
+            "tokenizer": self.tokenizer,
+            "length": str(self.length),
+            "depth": f"{self.depth:g}",
+            "haystack": self.haystack,
+        }
+
+    def selected(self, select: dict[str, set[str]]) -> bool:
+        """Whether `--select` (field -> allowed values; absent fields allow all) keeps this item."""
+        values = self.select_values()
+        return all(values[name] in allowed for name, allowed in select.items())
+
     def id(self, benchmark: str) -> str:
         return (
             f"{benchmark}/{self.config}/{self.tokenizer}/{self.length}/{self.depth:g}/"

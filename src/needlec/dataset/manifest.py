@@ -64,7 +64,9 @@ class ConfigEntry(BaseModel):
     files: list[FileEntry] = Field(description="Data files, one per tokenizer.")
     haystacks: list[HaystackEntry] = Field(description="Haystacks of the config.")
     overlap: dict[str, Any] = Field(description="Question overlap statistics (against needle and context).")
-    needle_kind: dict[str, Any] | None = Field(default=None, description="What the needle kind reported (e.g. excluded names).")
+    needle_kind: dict[str, Any] | None = Field(
+        default=None, description="What the needle kind reported (e.g. excluded names)."
+    )
 
 
 class Manifest(_Part):

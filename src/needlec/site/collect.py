@@ -99,9 +99,7 @@ def _matching(plan: Plan, select: dict[str, set[str]]) -> tuple[int, int]:
         if config.name not in select["config"]:
             continue
         for key in plan.keys(config, haystack_ids(config.spec)):
-            values = {"config": key.config, "tokenizer": key.tokenizer, "length": str(key.length),
-                      "depth": f"{key.depth:g}", "haystack": key.haystack}
-            if all(values[name] in allowed for name, allowed in select.items()):
+            if key.selected(select):
                 items += 1
                 tokens += key.length
     return items, tokens
