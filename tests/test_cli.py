@@ -97,4 +97,4 @@ def test_readme_spec_example_compiles(tmp_path: Path) -> None:
     result = run("compile", "niah-short.yaml", "-o", "out", "-q", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in (tmp_path / "out/data/default/cl100k_base.jsonl").open()]
-    assert len(rows) == 10 and rows[0]["answers"] == ["blue flowerpot"]
+    assert len(rows) == 10 and rows[0]["answers"] == [["blue flowerpot"]]

@@ -118,9 +118,9 @@ def test_answer_and_w_q_absent_outside_the_needle(compiled: Path) -> None:
     for item in rows(compiled, "main") + rows(compiled, "distractor"):
         span = item["context_span"]
         context = item["messages"][span["message"]]["content"][span["start"] : span["end"]]
-        for inserted in item["needles"] + item.get("distractors", []):
+        for inserted in item["needles"]:  # targets and distractors
             context = context.replace(inserted["text"], " ")
-        for term in (item["answers"][0], item["values"]["w_q"]):
+        for term in (item["answers"][0][0], item["values"]["w_q"]):
             assert not re.search(rf"(?<!\w){re.escape(term)}(?!\w)", context, re.IGNORECASE), (item["id"], term)
 
 
@@ -128,7 +128,8 @@ def test_distractors_sit_in_the_middle_away_from_the_needle(compiled: Path) -> N
     items = rows(compiled, "distractor")
     assert items
     for item in items:
-        (distractor,) = item["distractors"]
+        (distractor,) = [n for n in item["needles"] if n["role"] == "distractor"]
+        assert distractor["id"] == "d0" and item["needles"][0]["role"] == "target"
         assert item["values"]["w_q"] in distractor["text"]
         assert 20 <= distractor["target_depth_percent"] <= 80
         assert abs(distractor["target_depth_percent"] - item["depth_percent"]) >= 20
@@ -140,7 +141,7 @@ def test_variants_change_what_they_should(compiled: Path) -> None:
     mc = rows(compiled, "mc")
     for item in mc:
         options = item["question"].rsplit("Options: ", 1)[1].rstrip(".").split(", ")
-        assert len(options) == 4 and item["answers"][0] in options
+        assert len(options) == 4 and item["answers"][0][0] in options
     assert {i["values"]["hop"] for i in rows(compiled, "twohop")} == {"two"}
     assert {i["values"]["order"] for i in rows(compiled, "inverted-order")} == {"inverted"}
     assert len({i["case"] for i in rows(compiled, "hard")}) == 10
@@ -151,7 +152,7 @@ def test_names_in_the_haystack_are_excluded(compiled: Path) -> None:
     manifest = json.loads((compiled / "manifest.json").read_text())
     report = manifest["configs"]["main"]["needle_kind"]
     assert report["excluded"], "the embedded corpus contains some pool names (e.g. Tamar)"
-    answers = {i["answers"][0] for i in rows(compiled, "main")}
+    answers = {i["answers"][0][0] for i in rows(compiled, "main")}
     assert not answers & set(report["excluded"])
 
 

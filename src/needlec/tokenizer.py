@@ -13,7 +13,6 @@ import hashlib
 import importlib.resources
 import os
 import tempfile
-import uuid
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -23,6 +22,7 @@ from pydantic import Field
 from needlec.errors import TokenizerError
 from needlec.registry import TOKENIZERS
 from needlec.spec.base import StrictModel
+from needlec.util.atomic import write_file_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -120,10 +120,7 @@ def _seed_tiktoken_cache(encoding: str) -> None:
     data = gzip.decompress(resource.read_bytes())
     if hashlib.sha256(data).hexdigest() != expected:
         raise TokenizerError(f"the bundled {encoding} table does not match tiktoken's sha256 pin")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f"{target.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
+    write_file_atomic(target, data)
 
 
 class TiktokenTokenizer(Tokenizer):

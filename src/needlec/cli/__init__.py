@@ -83,7 +83,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from needlec.spec.models import json_schema
+    if args.item:
+        from needlec.dataset.item import item_json_schema as json_schema
+    elif args.manifest:
+        from needlec.dataset.manifest import manifest_json_schema as json_schema
+    else:
+        from needlec.spec.models import json_schema
 
     text = json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if args.output:
@@ -209,6 +214,11 @@ def build_parser() -> argparse.ArgumentParser:
         "validation and completion), or write it to a file.",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--item", action="store_true", help="the schema of one compiled item (a JSONL row) instead of the spec's"
+    )
+    which.add_argument("--manifest", action="store_true", help="the schema of a dataset's manifest.json instead")
     p.set_defaults(func=cmd_schema)
 
     p = sub.add_parser(

@@ -2,50 +2,48 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from needlec.compile.items import context_of
 from needlec.compile.overlap import budget_key
+from needlec.dataset.item import Item
 from needlec.spec.models import Spec
 from needlec.tokenizer import Tokenizer
 
 
-def reachable_depth(item: dict[str, Any], index: int, tokenizer: Tokenizer) -> float:
+def reachable_depth(item: Item, index: int, tokenizer: Tokenizer) -> float:
     """Deepest a needle can sit: the needles from it to the end of the context need their tokens."""
-    offset = item["needles"][index]["char_offset"]
-    tail = sum(tokenizer.count(n["text"]) for n in item["needles"] if n["char_offset"] >= offset)
-    return 100.0 * max(0, item["context_tokens"] - tail) / item["context_tokens"]
+    offset = item.needles[index].char_offset
+    tail = sum(tokenizer.count(n.text) for n in item.targets() if n.char_offset >= offset)
+    return 100.0 * max(0, item.context_tokens - tail) / item.context_tokens
 
 
-def check_item(item: dict[str, Any], spec: Spec, tokenizer: Tokenizer, verify: bool) -> list[str]:
+def check_item(item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool) -> list[str]:
     """Length and depth contract checks; with `verify`, also re-encode the item in full (slow, exact).
 
     A target depth beyond what the needle can reach (100% means the needle ends the context, so it
     starts one needle-length earlier) is measured against the reachable depth instead.
     """
     problems = []
-    counted = item["context_tokens"] if spec.length.counted == "context" else item["prompt_tokens"]
-    if abs(counted - item["context_length"]) > spec.length.tolerance:
-        problems.append(f"{item['id']}: {counted} tokens, target {item['context_length']}")
-    for i, needle in enumerate(item["needles"]):
-        target = min(needle["target_depth_percent"], reachable_depth(item, i, tokenizer))
-        if abs(needle["depth_percent"] - target) > spec.placement.depth_tolerance:
+    counted = item.context_tokens if spec.length.counted == "context" else item.prompt_tokens
+    if abs(counted - item.context_length) > spec.length.tolerance:
+        problems.append(f"{item.id}: {counted} tokens, target {item.context_length}")
+    for i, needle in enumerate(item.needles):
+        if needle.role != "target":
+            continue
+        target = min(needle.target_depth_percent, reachable_depth(item, i, tokenizer))
+        if abs(needle.depth_percent - target) > spec.placement.depth_tolerance:
             problems.append(
-                f"{item['id']}: needle {i} at depth {needle['depth_percent']}%, target "
+                f"{item.id}: needle {i} at depth {needle.depth_percent}%, target "
                 f"{target}% (tolerance {spec.placement.depth_tolerance})"
             )
     if verify:
-        context = context_of(item)
-        if tokenizer.count(context) != item["context_tokens"]:
+        context = item.context()
+        if tokenizer.count(context) != item.context_tokens:
             problems.append(
-                f"{item['id']}: re-encoding gives {tokenizer.count(context)} tokens, recorded {item['context_tokens']}"
+                f"{item.id}: re-encoding gives {tokenizer.count(context)} tokens, recorded {item.context_tokens}"
             )
-        for i, needle in enumerate(item["needles"]):
-            before = tokenizer.count(context[: needle["char_offset"]])
-            if before != needle["token_offset"]:
-                problems.append(
-                    f"{item['id']}: needle {i} token offset {needle['token_offset']}, re-encoding gives {before}"
-                )
+        for i, needle in enumerate(item.needles):
+            before = tokenizer.count(context[: needle.char_offset])
+            if before != needle.token_offset:
+                problems.append(f"{item.id}: needle {i} token offset {needle.token_offset}, re-encoding gives {before}")
     return problems
 
 

@@ -9,8 +9,7 @@ from typing import Any
 
 from needlec.compile.pipeline import haystack_ids
 from needlec.compile.plan import Plan
-from needlec.errors import OutputError
-from needlec.exporters.manifest import MANIFEST
+from needlec.dataset.manifest import read_manifest
 from needlec.placement.engine import merge_spans
 
 
@@ -51,11 +50,12 @@ def render_item(item: dict[str, Any], width: int = 240) -> str:
         f"tokens    {item['context_tokens']} context / {item['prompt_tokens']} prompt "
         f"(target {item['context_length']}, {item['tokenizer']})",
         f"question  {item['question']}",
-        f"answers   {item['answers']}",
+        f"answers   {'; '.join(' or '.join(fact) for fact in item['answers'])}",
     ]
     for i, n in enumerate(item["needles"]):
         lines.append(
-            f"needle {i}  depth {n['depth_percent']}% (target {n['target_depth_percent']}%), "
+            f"{n.get('role', 'target')} {n.get('id', i)}  depth {n['depth_percent']}% "
+            f"(target {n['target_depth_percent']}%), "
             f"token {n['token_offset']}, char {n['char_offset']}"
         )
     for index, message in enumerate(item["messages"]):
@@ -91,10 +91,7 @@ def _excerpt(context: str, needles: list[dict[str, Any]], width: int) -> str:
 
 
 def summarize_dataset(folder: Path) -> tuple[str, dict[str, Any] | None]:
-    manifest_path = folder / MANIFEST
-    if not manifest_path.exists():
-        raise OutputError(f"{folder}: no {MANIFEST}; is this a needlec dataset folder?")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = read_manifest(folder)
     lines = [
         f"{manifest['spec']['name']} (needlec {manifest['needlec_version']}, "
         f"item schema v{manifest['item_schema_version']})",

@@ -12,10 +12,22 @@ from typing import Any
 
 from needlec.compile.overlap import precision
 from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, render_messages
-from needlec.dataset import ITEM_SCHEMA_VERSION  # noqa: F401  (re-exported for older imports)
+from needlec.dataset.item import (
+    ITEM_SCHEMA_VERSION,
+    ContextSpan,
+    HaystackRef,
+    Item,
+    Languages,
+    Message,
+    Needle,
+    Scoring,
+)
 from needlec.haystacks.index import HaystackIndex
 from needlec.kinds.base import NeedleKind
 from needlec.placement.engine import Counter, place
+from needlec.spec.models import Spec
+
+__all__ = ["ITEM_SCHEMA_VERSION", "HaystackView", "build_item", "context_of", "item_languages"]
 
 DISTRACTOR_ZONE = (20.0, 80.0)
 DISTRACTOR_GAP = 20.0
@@ -64,10 +76,23 @@ class HaystackView:
         return found
 
 
-def context_of(item: dict[str, Any]) -> str:
+def context_of(item: Item | dict[str, Any]) -> str:
     """The item's context: the span of its messages that holds the haystack and needles."""
+    if isinstance(item, Item):
+        return item.context()
     span = item["context_span"]
     return str(item["messages"][span["message"]]["content"][span["start"] : span["end"]])
+
+
+def item_languages(spec: Spec) -> Languages:
+    """Languages of an item: the spec's `item_languages`, else its first `languages` entry for each part."""
+    first = spec.languages[0] if spec.languages else "en"
+    given = spec.item_languages
+    return Languages(
+        needle=given.needle if given and given.needle else first,
+        haystack=given.haystack if given and given.haystack else first,
+        question=given.question if given and given.question else first,
+    )
 
 
 def distractor_depth(needle_depth: float, rng: random.Random) -> float:
@@ -86,13 +111,15 @@ def distractor_depth(needle_depth: float, rng: random.Random) -> float:
 
 def build_item(
     benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[Item, list[str]]:
     """The item, and the forbidden terms found in its haystack window (empty when clean)."""
     spec = config.spec
     seed = key.seed(spec.seed)
     rng = random.Random(seed)
-    draw = kind.draw(key.case, rng)
+    # the window start is drawn first, so configs whose needle kinds use the RNG differently
+    # (e.g. multiple-choice options) still share windows for the same grid cell
     start = rng.choice(view.starts) if spec.haystack.start == "random" else 0
+    draw = kind.draw(key.case, rng)
     messages = render_messages(spec, draw.question, draw.values)
     user = messages[-1]["content"]
     prefix, suffix = user.split(CONTEXT_SENTINEL)
@@ -124,47 +151,51 @@ def build_item(
         )
     achieved = placement.depths()
     wanted = target_depths + distractor_depths
+    languages = item_languages(spec)
+    n = len(draw.needles)
     placed = [
-        {
-            "text": text,
-            "target_depth_percent": wanted[i],
-            "depth_percent": achieved[i],
-            "token_offset": placement.needle_tokens[i],
-            "char_offset": placement.needle_chars[i],
-        }
+        Needle(
+            id=f"n{i}" if i < n else f"d{i - n}",
+            role="target" if i < n else "distractor",
+            language=languages.needle,
+            text=text,
+            target_depth_percent=wanted[i],
+            depth_percent=achieved[i],
+            token_offset=placement.needle_tokens[i],
+            char_offset=placement.needle_chars[i],
+        )
         for i, text in enumerate(texts)
     ]
-    n = len(draw.needles)
-    item: dict[str, Any] = {
-        "id": key.id(benchmark),
-        "benchmark": benchmark,
-        "config": config.name,
-        "tokenizer": key.tokenizer,
-        "context_length": key.length,
-        "context_tokens": placement.context_tokens,
-        "prompt_tokens": prompt_tokens,
-        "length_counted": spec.length.counted,
-        "depth_percent": key.depth,
-        "needles": placed[:n],
-        "messages": messages,
-        "context_span": {"message": len(messages) - 1, "start": len(prefix), "end": len(prefix) + len(context)},
-        "question": draw.question,
-        "answers": list(draw.answers),
-        "case": key.case,
-        "repeat": key.repeat,
-        "haystack": {
-            "id": key.haystack,
-            "sha256": view.index.haystack.sha256,
-            "start_char": placement.start,
-            "end_char": placement.end,
-            "repeated": placement.end > view.base_chars,
-        },
-        "seed": seed,
-        "scoring": spec.scoring.model_dump(mode="json"),
-        "overlap": precision(draw.question, " ".join(draw.needles)),
-    }
-    if draw.distractors:
-        item["distractors"] = placed[n:]
-    if draw.values:
-        item["values"] = dict(draw.values)
+    item = Item(
+        id=key.id(benchmark),
+        benchmark=benchmark,
+        family=spec.family or benchmark,
+        task=spec.task or config.name,
+        config=config.name,
+        tokenizer=key.tokenizer,
+        context_length=key.length,
+        context_tokens=placement.context_tokens,
+        prompt_tokens=prompt_tokens,
+        length_counted=spec.length.counted,
+        depth_percent=key.depth,
+        needles=placed,
+        languages=languages,
+        messages=[Message(role=m["role"], content=m["content"]) for m in messages],  # type: ignore[arg-type]
+        context_span=ContextSpan(message=len(messages) - 1, start=len(prefix), end=len(prefix) + len(context)),
+        question=draw.question,
+        answers=[list(fact) for fact in draw.answers],
+        scoring=Scoring.model_validate({"version": 1, **spec.scoring.model_dump(mode="json")}),
+        haystack=HaystackRef(
+            id=key.haystack,
+            sha256=view.index.haystack.sha256,
+            start_char=placement.start,
+            end_char=placement.end,
+            repeated=placement.end > view.base_chars,
+        ),
+        case=key.case,
+        repeat=key.repeat,
+        seed=seed,
+        overlap=precision(draw.question, " ".join(draw.needles)),
+        values=dict(draw.values) or None,
+    )
     return item, view.leaks(draw.forbidden, placement.start, placement.end)

@@ -6,16 +6,13 @@ memory at each config's smallest length (every case and haystack, at 50% depth) 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from needlec.compile.items import context_of
 from needlec.compile.overlap import METRICS, OverlapStats, precision
 from needlec.compile.pipeline import Prepared, default_cache_dir, haystack_ids
 from needlec.compile.plan import ItemKey, Plan
-from needlec.errors import OutputError
-from needlec.exporters.manifest import MANIFEST
+from needlec.dataset.manifest import read_manifest
 
 
 def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[str, Any]]:
@@ -36,19 +33,16 @@ def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[st
         for haystack in haystack_ids(spec):
             view = prepared.view(spec, haystacks[haystack], tokenizer, length)
             for case in kind.cases():
-                key = ItemKey(config.name, tokenizer, length, depth, case, haystack, 0)
+                key = ItemKey(config.name, tokenizer, length, depth, case, haystack, 0, config.redraw)
                 item, _ = build_item(plan.spec.name, config, key, view, kind)
-                needle.add(item["overlap"])
-                context.add(precision(item["question"], context_of(item)))
+                needle.add(item.overlap)
+                context.add(precision(item.question, item.context()))
         report[config.name] = {"needle": needle.as_dict(), "context": {**context.as_dict(), "length": length}}
     return report
 
 
 def read_dataset(folder: Path) -> dict[str, dict[str, Any]]:
-    path = folder / MANIFEST
-    if not path.exists():
-        raise OutputError(f"{folder}: no {MANIFEST}; is this a needlec dataset folder?")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest = read_manifest(folder)
     return {name: info.get("overlap", {}) for name, info in manifest["configs"].items()}
 
 

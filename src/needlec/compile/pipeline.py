@@ -1,7 +1,9 @@
 """The compile pipeline: plan -> sources -> haystacks -> indexes -> items -> checks -> export.
 
-Items are computed in deterministic chunks (in worker processes when `jobs > 1`) and streamed
-to disk in key order, so the output is byte-identical for any number of workers and a config is
+Items are computed in chunks that never straddle two data files (in forked worker processes
+when `jobs > 1`). Each chunk is written by whoever built it to its own shard file; the parent
+appends the shards to their data file in key order and deletes them, so the output is
+byte-identical for any number of workers, items never travel through a pipe, and a config is
 never held in memory whole.
 """
 
@@ -9,17 +11,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from tqdm import tqdm
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
-from needlec.compile.items import HaystackView, build_item, context_of
+from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
@@ -154,17 +157,6 @@ def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_sta
         chars *= 2
 
 
-def _selected(key: ItemKey, select: dict[str, set[str]]) -> bool:
-    values = {
-        "config": key.config,
-        "tokenizer": key.tokenizer,
-        "length": str(key.length),
-        "depth": f"{key.depth:g}",
-        "haystack": key.haystack,
-    }
-    return all(values[name] in allowed for name, allowed in select.items())
-
-
 def _units(
     plan: Plan, prepared: Prepared | None, select: dict[str, set[str]]
 ) -> list[tuple[ConfigPlan, list[ItemKey]]]:
@@ -181,7 +173,7 @@ def _units(
         if "config" in select and config.name not in select["config"]:
             continue
         ids = [h.id for h in prepared.haystacks(config.spec)] if prepared else haystack_ids(config.spec)
-        keys = [k for k in plan.keys(config, ids) if _selected(k, select)]
+        keys = [k for k in plan.keys(config, ids) if k.selected(select)]
         if keys:
             out.append((config, keys))
     return out
@@ -194,9 +186,13 @@ def haystack_ids(spec: Spec) -> list[str]:
 
 @dataclass
 class ChunkResult:
-    """What a chunk of items produced: their JSONL lines and what the checks need to know."""
+    """What a chunk of items produced: its shard file and what the checks need to know.
 
-    blob: bytes
+    The JSONL lines themselves stay on disk: a worker writes its chunk to its own shard file and
+    only this summary travels back to the parent.
+    """
+
+    shard: Path
     count: int
     tokens: int
     problems: list[str]
@@ -204,31 +200,31 @@ class ChunkResult:
 
 
 Work = tuple[ConfigPlan, ItemKey, HaystackView, NeedleKind, bool]
+Chunk = tuple[int, int]  # [start, end) into the work list, all of one (config, tokenizer) file
 
 # Worker state: set in the parent before the pool forks, read by `_run_chunk` in the children.
 _STATE: dict[str, Any] = {}
+SHARDS = ".shards"
 
 
-def _run_chunk(chunk: tuple[int, int]) -> ChunkResult:
+def _run_chunk(chunk: Chunk) -> ChunkResult:
     plan: Plan = _STATE["plan"]
     work: list[Work] = _STATE["work"]
     verify: bool = _STATE["verify"]
-    result = ChunkResult(b"", 0, 0, [], [])
-    lines = []
-    for config, key, view, kind, sample_context in work[chunk[0] : chunk[1]]:
-        item, leaks = build_item(plan.spec.name, config, key, view, kind)
-        result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
-        result.problems.extend(leak_problem(item["id"], leaks))
-        result.overlap.append((config.name, "needle", item["overlap"]))
-        result.problems.extend(check_budgets(item["id"], config.spec, "needle", item["overlap"]))
-        if sample_context:
-            scores = precision(item["question"], context_of(item))
-            result.overlap.append((config.name, "context", scores))
-            result.problems.extend(check_budgets(item["id"], config.spec, "context", scores))
-        result.tokens += item["context_tokens"]
-        lines.append(canonical.line(item))
-    result.blob = b"".join(lines)
-    result.count = chunk[1] - chunk[0]
+    result = ChunkResult(_STATE["shards"] / f"{chunk[0]:010d}.jsonl", chunk[1] - chunk[0], 0, [], [])
+    with result.shard.open("wb") as shard:
+        for config, key, view, kind, sample_context in work[chunk[0] : chunk[1]]:
+            item, leaks = build_item(plan.spec.name, config, key, view, kind)
+            result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
+            result.problems.extend(leak_problem(item.id, leaks))
+            result.overlap.append((config.name, "needle", item.overlap))
+            result.problems.extend(check_budgets(item.id, config.spec, "needle", item.overlap))
+            if sample_context:
+                scores = precision(item.question, item.context())
+                result.overlap.append((config.name, "context", scores))
+                result.problems.extend(check_budgets(item.id, config.spec, "context", scores))
+            result.tokens += item.context_tokens
+            shard.write(canonical.line(item.row()))
     return result
 
 
@@ -238,14 +234,30 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _chunks(total: int, jobs: int) -> list[tuple[int, int]]:
-    size = max(1, min(32, total // max(1, jobs * 8)))
-    return [(i, min(total, i + size)) for i in range(0, total, size)]
+def _slot(work: Work) -> tuple[str, str]:
+    return work[0].name, work[1].tokenizer
 
 
-def _execute(plan: Plan, work: list[Work], jobs: int, verify: bool) -> Iterator[ChunkResult]:
-    _STATE.update(plan=plan, work=work, verify=verify)
-    chunks = _chunks(len(work), jobs)
+def _chunks(work: list[Work], jobs: int) -> list[Chunk]:
+    """Consecutive runs of at most `size` items that never straddle two output files."""
+    size = max(1, min(32, len(work) // max(1, jobs * 8)))
+    chunks = []
+    start = 0
+    while start < len(work):
+        slot = _slot(work[start])
+        end = start + 1
+        while end < len(work) and end - start < size and _slot(work[end]) == slot:
+            end += 1
+        chunks.append((start, end))
+        start = end
+    return chunks
+
+
+def _execute(plan: Plan, work: list[Work], jobs: int, verify: bool, shards: Path) -> Iterator[ChunkResult]:
+    """Run every chunk (forked workers when `jobs > 1`); results come back in work order."""
+    shards.mkdir(parents=True, exist_ok=True)
+    _STATE.update(plan=plan, work=work, verify=verify, shards=shards)
+    chunks = _chunks(work, jobs)
     try:
         if jobs <= 1 or len(chunks) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
             for chunk in chunks:
@@ -289,22 +301,22 @@ def compile_spec(
             disable=not options.progress,
             dynamic_ncols=True,
         )
-        handles: dict[tuple[str, str], Any] = {}
+        handles: dict[tuple[str, str], BinaryIO] = {}
         position = 0
         try:
-            for chunk in _execute(plan, work, options.jobs, options.verify):
-                # chunks may straddle two files, so route each line by its key
-                for line in chunk.blob.splitlines(keepends=True):
-                    config, key = work[position][0], work[position][1]
-                    position += 1
-                    slot = (config.name, key.tokenizer)
-                    if slot not in handles:
-                        relative = f"data/{config.name}/{key.tokenizer}.jsonl"
-                        (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
-                        handles[slot] = (tmp / relative).open("wb")
-                        files[slot] = [relative, 0]
-                    handles[slot].write(line)
-                    files[slot][1] += 1
+            # shards arrive in work order; appending each to its file keeps key order for any --jobs
+            for chunk in _execute(plan, work, options.jobs, options.verify, tmp / SHARDS):
+                slot = _slot(work[position])
+                position += chunk.count
+                if slot not in handles:
+                    relative = f"data/{slot[0]}/{slot[1]}.jsonl"
+                    (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
+                    handles[slot] = (tmp / relative).open("wb")
+                    files[slot] = [relative, 0]
+                with chunk.shard.open("rb") as shard:
+                    shutil.copyfileobj(shard, handles[slot], 1 << 20)
+                chunk.shard.unlink()
+                files[slot][1] += chunk.count
                 total_tokens += chunk.tokens
                 problems.extend(chunk.problems)
                 for name, against, scores in chunk.overlap:
@@ -314,6 +326,7 @@ def compile_spec(
             for handle in handles.values():
                 handle.close()
             bar.close()
+            shutil.rmtree(tmp / SHARDS, ignore_errors=True)
         if problems:
             shown = "\n".join(f"  {p}" for p in problems[:20])
             more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
@@ -326,12 +339,15 @@ def compile_spec(
 
 
 def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
-    """Build a single item in memory (for `inspect` and documentation), without writing anything."""
+    """Build a single item in memory (for `inspect` and documentation), without writing anything.
+
+    Returns the item's JSON row (as written to the data files).
+    """
     prepared = Prepared(plan, cache_dir or default_cache_dir())
     haystack = next(h for h in prepared.haystacks(config.spec) if h.id == key.haystack)
     view = prepared.view(config.spec, haystack, key.tokenizer, key.length)
     item, _ = build_item(plan.spec.name, config, key, view, prepared.kind(config))
-    return item
+    return item.row()
 
 
 def _overlap_report(tally: dict[tuple[str, str], OverlapStats], config: ConfigPlan) -> dict[str, Any]:

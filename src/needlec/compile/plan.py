@@ -25,6 +25,7 @@ from needlec.spec.validate import problems_from
 
 CONTEXT_SENTINEL = "\x00needlec-context\x00"
 DEFAULT_CONFIG = "default"
+REDRAW = "redraw"  # reserved key of a variant value: draw this config's values afresh
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class ConfigPlan:
     name: str
     axes: tuple[tuple[str, str], ...]
     spec: Spec
+    redraw: bool = False  # a variant value declared `redraw: true`: seeds include the config name
 
     def depth_points(self) -> list[float]:
         multi = self.spec.placement.multi
@@ -60,12 +62,34 @@ class ItemKey:
     case: str
     haystack: str
     repeat: int
+    redraw: bool = False
 
     def seed(self, root_seed: int) -> int:
-        # The tokenizer is left out on purpose: every tokenizer gets the same draw and window.
-        text = f"{root_seed}|{self.config}|{self.length}|{self.depth!r}|{self.case}|{self.haystack}|{self.repeat}"
+        """The item's seed: a hash of the root seed and the grid cell.
+
+        The tokenizer and (unless the config's variant declared `redraw: true`) the config name
+        are left out on purpose: every tokenizer and every config of a variant axis get the same
+        draw and window for the same cell, so configs are paired for controlled ablations.
+        """
+        cell = f"{self.length}|{self.depth!r}|{self.case}|{self.haystack}|{self.repeat}"
+        text = f"{root_seed}|{self.config}|{cell}" if self.redraw else f"{root_seed}|{cell}"
         # 63 bits: fits a signed 64-bit column, so Arrow and `datasets` keep it an exact integer
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+    def select_values(self) -> dict[str, str]:
+        """The key's value for each `--select` field, spelled as on the command line."""
+        return {
+            "config": self.config,
+            "tokenizer": self.tokenizer,
+            "length": str(self.length),
+            "depth": f"{self.depth:g}",
+            "haystack": self.haystack,
+        }
+
+    def selected(self, select: dict[str, set[str]]) -> bool:
+        """Whether `--select` (field -> allowed values; absent fields allow all) keeps this item."""
+        values = self.select_values()
+        return all(values[name] in allowed for name, allowed in select.items())
 
     def id(self, benchmark: str) -> str:
         return (
@@ -105,7 +129,7 @@ class Plan:
             haystacks,
             range(spec.grid.repeats),
         ):
-            yield ItemKey(config.name, tokenizer, length, depth, case, haystack, repeat)
+            yield ItemKey(config.name, tokenizer, length, depth, case, haystack, repeat, config.redraw)
 
 
 def _validate(data: dict[str, Any], doc: Document, root: KeyPath) -> tuple[Spec | None, list[Problem]]:
@@ -132,11 +156,14 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
             merged = merge_documents(merged, doc, ("variants", axis, value))
         data = dict(merged.data)
         data["variants"] = {}
+        data.pop(REDRAW, None)
+        redraw, found = _redraw(doc, combo)
+        problems.extend(found)
         spec, found = _validate(data, merged, ())
         problems.extend(found)
         if spec is not None:
             name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
-            configs.append(ConfigPlan(name, tuple(combo), spec))
+            configs.append(ConfigPlan(name, tuple(combo), spec, redraw))
             problems.extend(_preflight(spec, merged, path, cache_dir))
     if problems:
         raise SpecError(_unique(problems))
@@ -146,6 +173,23 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
             [Problem("variant values must give distinct config names", doc.locate(("variants",)), "variants")]
         )
     return Plan(path=path, doc=doc, spec=base, configs=tuple(configs), spec_sha256=doc.sha256)
+
+
+def _redraw(doc: Document, combo: tuple[tuple[str, str], ...]) -> tuple[bool, list[Problem]]:
+    """Whether any variant value of a config declares `redraw: true` (and problems with the key)."""
+    redraw = False
+    problems: list[Problem] = []
+    for axis, value in combo:
+        overrides = doc.data["variants"][axis][value]
+        if not isinstance(overrides, dict) or REDRAW not in overrides:
+            continue
+        flag = overrides[REDRAW]
+        if isinstance(flag, bool):
+            redraw = redraw or flag
+        else:
+            key: KeyPath = ("variants", axis, value, REDRAW)
+            problems.append(Problem("`redraw` must be true or false", doc.locate(key), dotted(key)))
+    return redraw, problems
 
 
 def render_messages(spec: Spec, question: str, values: dict[str, str]) -> list[dict[str, str]]:

@@ -1,11 +1,4 @@
-"""What a compiled dataset is made of: the item and manifest formats, and their version.
+"""Typed dataset rows and manifests: the data contract between compile, scoring and publishing.
 
-This package sits low in the layers (above `errors`, `registry` and `util`): the compiler that
-writes items, the exporters that describe them and the scorer that reads them all import it,
-and it imports none of them.
+Low in the layering (it imports only `errors` and `util`), so every stage can read it.
 """
-
-ITEM_SCHEMA_VERSION = 1
-"""Version of the item format (the fields of a compiled JSONL row); bumped on any change to it."""
-
-__all__ = ["ITEM_SCHEMA_VERSION"]

@@ -25,8 +25,8 @@ def size_category(rows: int) -> str:
     return "n>10M"
 
 
-def card_metadata(plan: Plan, configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    total = sum(f["rows"] for c in configs.values() for f in c["files"])
+def config_entries(configs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The card's `configs` list: one entry per config, its data files by split, the first default."""
     entries = []
     for i, (name, info) in enumerate(configs.items()):
         entry: dict[str, Any] = {
@@ -36,6 +36,12 @@ def card_metadata(plan: Plan, configs: dict[str, dict[str, Any]]) -> dict[str, A
         if i == 0:
             entry["default"] = True
         entries.append(entry)
+    return entries
+
+
+def card_metadata(plan: Plan, configs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    total = sum(f["rows"] for c in configs.values() for f in c["files"])
+    entries = config_entries(configs)
     return {
         "license": plan.spec.license.lower(),
         "language": list(plan.spec.languages),

@@ -1,25 +1,26 @@
-"""manifest.json: what went into a compile and a hash of every file that came out."""
+"""manifest.json: what went into a compile and a hash of every file that came out.
+
+The model, the content hash and the reader live in `needlec.dataset.manifest`; this module builds
+a manifest from a compile's pieces.
+"""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
-from needlec.dataset import ITEM_SCHEMA_VERSION
-from needlec.util.canonical import sha256_json
+from needlec.dataset.item import ITEM_SCHEMA_VERSION
+from needlec.dataset.manifest import MANIFEST, content_hash, with_content_hash
+from needlec.util.hashing import file_digest
 from needlec.version import __version__
 
-MANIFEST = "manifest.json"
+__all__ = ["MANIFEST", "build_manifest", "content_hash", "file_entry"]
 
 
 def file_entry(root: Path, relative: str, split: str, rows: int) -> dict[str, Any]:
-    path = root / relative
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return {"path": relative, "split": split, "rows": rows, "bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+    """The manifest entry of one data file: path, split, rows, bytes and sha256."""
+    digest = file_digest(root / relative)
+    return {"path": relative, "split": split, "rows": rows, "bytes": digest.size, "sha256": digest.sha256}
 
 
 def build_manifest(
@@ -32,20 +33,15 @@ def build_manifest(
     filters: list[dict[str, Any]],
     configs: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
-    manifest: dict[str, Any] = {
-        "needlec_version": __version__,
-        "item_schema_version": ITEM_SCHEMA_VERSION,
-        "spec": {"name": spec_name, "file": spec_file, "sha256": spec_sha256},
-        "sources": sources,
-        "tokenizers": tokenizers,
-        "filters": filters,
-        "configs": configs,
-    }
-    manifest["content_hash"] = sha256_json(manifest)
-    return manifest
-
-
-def content_hash(manifest: dict[str, Any]) -> str:
-    """Recompute the content hash of a manifest (everything but the hash itself)."""
-    body = {k: v for k, v in manifest.items() if k != "content_hash"}
-    return sha256_json(body)
+    """The manifest as JSON data, checked against the Manifest model, with its content hash."""
+    return with_content_hash(
+        {
+            "needlec_version": __version__,
+            "item_schema_version": ITEM_SCHEMA_VERSION,
+            "spec": {"name": spec_name, "file": spec_file, "sha256": spec_sha256},
+            "sources": sources,
+            "tokenizers": tokenizers,
+            "filters": filters,
+            "configs": configs,
+        }
+    )

@@ -23,7 +23,7 @@ class Draw:
     case: str
     needles: tuple[str, ...]
     question: str
-    answers: tuple[str, ...]
+    answers: tuple[tuple[str, ...], ...]  # required facts, each a tuple of accepted aliases
     values: dict[str, str] = field(default_factory=dict)
     distractors: tuple[str, ...] = ()  # irrelevant sentences inserted away from the needle
     forbidden: tuple[str, ...] = ()  # must not occur in the haystack outside needles/distractors

@@ -220,7 +220,7 @@ class LatentHopKind(NeedleKindBase):
             case=case_id,
             needles=(needle,),
             question=question,
-            answers=(char,),
+            answers=((char,),),
             values={**values, "hop": case.hop, "order": case.order, "group": case.group.id, "pair": case.pair.id},
             distractors=distractors,
             forbidden=(char, w_q),

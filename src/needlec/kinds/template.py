@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import string
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -53,7 +53,13 @@ class TemplateNeedle(StrictModel):
     question: str = Field(
         description="The question asked about the needles.", examples=["What is the lighthouse keeper's cat named?"]
     )
-    answers: list[str] = Field(min_length=1, description="Accepted answers (templates too).", examples=[["Saffron"]])
+    answers: list[str | Annotated[list[str], Field(min_length=1)]] = Field(
+        min_length=1,
+        description="Required facts, in order (templates too). Each entry is one fact: a string (one accepted "
+        "form) or a list of strings (aliases, any of which counts). `contains` scoring needs every fact, "
+        "`contains_all` scores the fraction found.",
+        examples=[["Saffron"], [["Dong-hyun", "Donghyun"]], ["roasted chestnuts", "smoked paprika"]],
+    )
     vars: dict[str, RandomValue] = Field(
         default_factory=dict,
         description="Random values drawn per item and available to every template by name, e.g. a passkey.",
@@ -79,7 +85,10 @@ class TemplateKind(NeedleKindBase):
             case=case,
             needles=tuple(render(t, values) for t in self.config.needles),
             question=render(self.config.question, values),
-            answers=tuple(render(a, values) for a in self.config.answers),
+            answers=tuple(
+                (render(fact, values),) if isinstance(fact, str) else tuple(render(a, values) for a in fact)
+                for fact in self.config.answers
+            ),
             values=values,
         )
 

@@ -15,6 +15,7 @@ import orjson
 import yaml
 
 from needlec.errors import OutputError, Problem
+from needlec.exporters.hf import config_entries as card_configs
 from needlec.exporters.hf import size_category
 
 REQUIRED_METADATA = ("license", "language", "task_categories", "size_categories", "configs")
@@ -37,16 +38,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 
 
 def config_entries(manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    entries = []
-    for i, (name, info) in enumerate(manifest["configs"].items()):
-        entry: dict[str, Any] = {
-            "config_name": name,
-            "data_files": [{"split": f["split"], "path": f["path"]} for f in info["files"]],
-        }
-        if i == 0:
-            entry["default"] = True
-        entries.append(entry)
-    return entries
+    """The card's `configs` list for a manifest (the same entries a compile writes)."""
+    return card_configs(manifest["configs"])
 
 
 def card_problems(meta: dict[str, Any]) -> list[str]:

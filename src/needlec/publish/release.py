@@ -7,7 +7,6 @@ source folder is verified first, so a corrupted compile is never published.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -16,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from needlec.dataset.manifest import MANIFEST, read_manifest
 from needlec.errors import NeedlecError, OutputError, Problem
-from needlec.exporters.manifest import MANIFEST
 from needlec.publish.card import release_card, schema_problems
 from needlec.publish.verify import file_digest, parse_remote, verify_dataset, write_sums
 from needlec.util.atomic import atomic_directory
@@ -64,7 +63,7 @@ def _check_source(dataset: Path) -> dict[str, Any]:
         raise OutputError(
             f"{dataset} fails verification; recompile it before publishing:", [Problem(p) for p in report.problems]
         )
-    manifest: dict[str, Any] = json.loads((dataset / MANIFEST).read_text(encoding="utf-8"))
+    manifest = read_manifest(dataset)
     problems = schema_problems(dataset, manifest)
     if problems:
         raise OutputError("the Hub needs one uniform schema per config:", [Problem(p) for p in problems])

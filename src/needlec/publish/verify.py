@@ -7,8 +7,6 @@ present every file it lists must match it. A single flipped byte anywhere is rep
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import shutil
 import tempfile
@@ -16,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from needlec.dataset.manifest import MANIFEST, ManifestUnreadable, content_hash, read_manifest
 from needlec.errors import NeedlecError, OutputError
-from needlec.exporters.manifest import MANIFEST, content_hash
 from needlec.publish.card import SUMS
 from needlec.util.atomic import atomic_directory
+from needlec.util.hashing import file_digest as streaming_digest
 
 HUB_URL = re.compile(r"^https?://huggingface\.co/datasets/([\w.-]+/[\w.-]+?)(?:/tree/([^/]+))?/?$")
 REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
@@ -40,14 +39,8 @@ class VerifyReport:
 
 def file_digest(path: Path) -> tuple[str, int, int]:
     """sha256, size and line count of a file, read once in blocks."""
-    digest = hashlib.sha256()
-    size = lines = 0
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-            size += len(block)
-            lines += block.count(b"\n")
-    return digest.hexdigest(), size, lines
+    digest = streaming_digest(path)
+    return digest.sha256, digest.size, digest.lines
 
 
 def read_sums(path: Path) -> dict[str, str]:
@@ -78,13 +71,10 @@ def _inside(folder: Path, relative: str) -> Path | None:
 def verify_dataset(folder: str | Path) -> VerifyReport:
     folder = Path(folder)
     report = VerifyReport(folder)
-    manifest_path = folder / MANIFEST
-    if not manifest_path.is_file():
-        raise OutputError(f"{folder}: no {MANIFEST}; is this a needlec dataset folder?")
     try:
-        manifest: dict[str, Any] = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        report.problems.append(f"{MANIFEST}: not valid JSON ({exc})")
+        manifest = read_manifest(folder)
+    except ManifestUnreadable as exc:
+        report.problems.append(str(exc))
         manifest = {}
     report.content_hash = str(manifest.get("content_hash", ""))
     if manifest and content_hash(manifest) != manifest.get("content_hash"):

@@ -41,13 +41,17 @@ def _norm(text: str, case_sensitive: bool) -> str:
     return text if case_sensitive else text.casefold()
 
 
-def score(metric: ContainsMetric | ContainsAllMetric, response: str, answers: list[str]) -> float:
-    """Reference scorer for a model response against an item's accepted answers."""
+def score(metric: ContainsMetric | ContainsAllMetric, response: str, answers: list[list[str]]) -> float:
+    """Reference scorer for a response against an item's required facts (each a list of aliases).
+
+    A fact is found when any of its aliases occurs. `contains` gives 1 when every fact is found,
+    `contains_all` the fraction of facts found.
+    """
     hay = _norm(response, metric.case_sensitive)
-    hits = [_norm(a, metric.case_sensitive) in hay for a in answers]
+    hits = [any(_norm(a, metric.case_sensitive) in hay for a in fact) for fact in answers]
     if isinstance(metric, ContainsAllMetric):
         return sum(hits) / len(hits) if hits else 0.0
-    return 1.0 if any(hits) else 0.0
+    return 1.0 if hits and all(hits) else 0.0
 
 
 METRICS.register("contains", ContainsMetric)(score)

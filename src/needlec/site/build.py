@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from needlec.compile.plan import load_plan
+from needlec.dataset.manifest import read_manifest
 from needlec.errors import NeedlecError
 from needlec.util.atomic import atomic_directory
 from needlec.site.benchmark_page import render_page
@@ -85,10 +86,8 @@ def _spec_documents(specs: Sequence[Path], docs: Path) -> list[Any]:
 def _datasets_by_name(folders: Sequence[Path]) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for folder in folders:
-        manifest = folder / "manifest.json"
-        if not manifest.is_file():
-            raise NeedlecError(f"--dataset {folder}: no manifest.json; pass a folder written by `needlec compile`")
-        found[json.loads(manifest.read_text(encoding="utf-8"))["spec"]["name"]] = folder
+        manifest = read_manifest(folder, "pass a folder written by `needlec compile` to --dataset")
+        found[manifest["spec"]["name"]] = folder
     return found
 
 

@@ -21,7 +21,7 @@ import orjson
 from needlec.compile.pipeline import SELECT_KEYS, CompileOptions, compile_spec, haystack_ids
 from needlec.compile.plan import Plan, load_plan
 from needlec.errors import OutputError
-from needlec.exporters.manifest import MANIFEST
+from needlec.dataset.manifest import read_manifest
 
 PREVIEW_TOKEN_BUDGET = 3_000_000
 PREVIEW_DEPTHS = 11
@@ -99,9 +99,7 @@ def _matching(plan: Plan, select: dict[str, set[str]]) -> tuple[int, int]:
         if config.name not in select["config"]:
             continue
         for key in plan.keys(config, haystack_ids(config.spec)):
-            values = {"config": key.config, "tokenizer": key.tokenizer, "length": str(key.length),
-                      "depth": f"{key.depth:g}", "haystack": key.haystack}
-            if all(values[name] in allowed for name, allowed in select.items()):
+            if key.selected(select):
                 items += 1
                 tokens += key.length
     return items, tokens
@@ -143,11 +141,7 @@ def collect(spec_path: Path, dataset: Path | None, cache_dir: Path | None = None
 
 
 def _manifest(folder: Path) -> dict[str, Any]:
-    path = folder / MANIFEST
-    if not path.is_file():
-        raise OutputError(f"{folder}: no {MANIFEST}; pass a folder written by `needlec compile`")
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    return read_manifest(folder, "pass a folder written by `needlec compile`")
 
 
 def _rows(path: Path, limit: int) -> Iterator[dict[str, Any]]:

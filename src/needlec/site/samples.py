@@ -69,7 +69,7 @@ def sample_section(item: dict[str, Any]) -> str:
         ("tokenizer", code(item["tokenizer"])),
         ("context tokens", f"{item['context_tokens']:,} (target {item['context_length']:,})"),
         ("question", cell(item["question"])),
-        ("answers", ", ".join(code(a) for a in item["answers"])),
+        ("answers", "; ".join(" or ".join(code(alias) for alias in fact) for fact in item["answers"])),
         ("needles", needles),
         ("scoring", code(item["scoring"].get("metric", ""))),
     ])

@@ -124,6 +124,16 @@ class LengthSpec(StrictModel):
     )
 
 
+class ItemLanguages(StrictModel):
+    """Languages of an item's parts, when they differ from the spec's first language."""
+
+    needle: str | None = Field(None, description="Language of the needles (ISO 639-1).", examples=["zh"])
+    haystack: str | None = Field(
+        None, description="Language of the haystack (ISO 639-1; `mul` for a mixed haystack).", examples=["en"]
+    )
+    question: str | None = Field(None, description="Language of the question (ISO 639-1).", examples=["zh"])
+
+
 class Spec(StrictModel):
     """A benchmark spec: metadata, tokenizers, haystack, grid, needles, prompt and scoring."""
 
@@ -141,11 +151,30 @@ class Spec(StrictModel):
         examples=["niah"],
     )
     title: str = Field(description="Human-readable title.", examples=["Needle in a Haystack"])
+    family: str | None = Field(
+        None,
+        pattern=SLUG,
+        description="Benchmark family written into every item's `family` (e.g. `niah`, `nolima`, `ruler`), "
+        "so results of several specs aggregate by family. Default: the spec's `name`.",
+        examples=["niah"],
+    )
+    task: str | None = Field(
+        None,
+        description="Task name written into every item's `task` (e.g. `s-rt`); set it per config under "
+        "`variants`. Default: the config name.",
+        examples=["s-rt"],
+    )
     description: str = Field("", description="What the benchmark measures (Markdown).")
     license: str = Field("CC-BY-4.0", description="License of the compiled dataset (SPDX id).")
     citation: str = Field("", description="BibTeX or plain citation of the method.")
     languages: list[str] = Field(
         default_factory=lambda: ["en"], description="Languages of the items (ISO 639-1), for the dataset card."
+    )
+    item_languages: ItemLanguages | None = Field(
+        None,
+        description="Languages written into every item's `languages` (needle, haystack, question); a part "
+        "left out takes the first entry of `languages`. Set it per config for cross-lingual variants.",
+        examples=[{"needle": "zh", "haystack": "en", "question": "zh"}],
     )
     seed: int = Field(
         0,
@@ -186,7 +215,9 @@ class Spec(StrictModel):
         default_factory=dict,
         description="Named axes of overrides: `{axis: {value: {key: "
         "override}}}`. The cartesian product of all axes' values becomes the dataset's configs "
-        "(named by the values joined with `-`).",
+        "(named by the values joined with `-`). Configs are paired: the same grid cell draws the same "
+        "values and window start in every config, so configs differing only in wording compare cleanly. "
+        "The reserved key `redraw: true` inside a value's overrides makes that config draw afresh.",
         examples=[{"needle_count": {"single": {}, "multi": {"needle": {"needles": ["A.", "B."]}}}}],
     )
 

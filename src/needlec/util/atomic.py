@@ -51,3 +51,18 @@ def atomic_directory(target: Path) -> Iterator[Path]:
             shutil.rmtree(tmp, ignore_errors=True)
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def write_file_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so readers see the old file or the whole new one, never a part.
+
+    The bytes go to a hidden sibling first (same folder, so the rename stays on one file system)
+    and replace `path` in one `os.replace`; a failed write leaves no partial file behind.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

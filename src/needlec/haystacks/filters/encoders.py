@@ -10,14 +10,14 @@ it finished and a rerun encodes nothing it has seen.
 from __future__ import annotations
 
 import hashlib
-import os
-import uuid
+import io
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from needlec.haystacks.filters.base import FilterError
+from needlec.util.atomic import write_file_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -160,9 +160,9 @@ class EmbeddingCache:
         keys = [self.key(t) for t in texts]
         self.folder.mkdir(parents=True, exist_ok=True)
         name = hashlib.sha256("".join(keys).encode()).hexdigest()[:24]
-        tmp = self.folder / f".{name}.{uuid.uuid4().hex}.npz"
-        np.savez(tmp, keys=np.array(keys), vectors=rows.astype(np.float32))
-        os.replace(tmp, self.folder / f"{name}.npz")
+        buffer = io.BytesIO()
+        np.savez(buffer, keys=np.array(keys), vectors=rows.astype(np.float32))
+        write_file_atomic(self.folder / f"{name}.npz", buffer.getvalue())
         vectors = self._load()
         vectors.update(zip(keys, rows, strict=True))
 

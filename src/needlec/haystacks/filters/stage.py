@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import sys
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +30,7 @@ from needlec.haystacks.filters.base import (
     Removal,
 )
 from needlec.haystacks.filters.edits import Edit, apply, plan_edits
+from needlec.util.atomic import write_file_atomic
 from needlec.util.canonical import dumps, sha256_json
 
 if TYPE_CHECKING:
@@ -45,13 +44,6 @@ def documents_sha256(documents: Sequence[Document]) -> str:
     for doc in documents:
         digest.update(hashlib.sha256(doc.id.encode() + b"\0" + doc.text.encode()).digest())
     return digest.hexdigest()
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 @dataclass
@@ -210,7 +202,7 @@ class FilterStage:
                 raise
             except NeedlecError as exc:
                 raise self._problem(exc, index, position) from None
-            write_atomic(path, dumps({"key": key, "filter": name, "result": result.to_json()}))
+            write_file_atomic(path, dumps({"key": key, "filter": name, "result": result.to_json()}))
             self.activity.fresh_runs += 1
         else:
             self.activity.cached_runs += 1

@@ -38,9 +38,9 @@ def available_terms(spec: Spec) -> dict[str, list[str]]:
             {
                 "needles": list(d.needles),
                 "questions": [d.question],
-                "answers": list(d.answers),
-                "distractors": list(d.distractors),
-                "forbidden": list(d.forbidden),
+                "answers": [alias for fact in d.answers for alias in fact],
+                "distractors": list(getattr(d, "distractors", ())),
+                "forbidden": list(getattr(d, "forbidden", ())),
             }
             for d in draws
         ]

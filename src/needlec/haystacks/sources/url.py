@@ -7,11 +7,9 @@ Downloads go to a temporary file and are renamed into the cache only after the h
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 import urllib.error
 import urllib.request
-import uuid
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +18,7 @@ from pydantic import Field
 from needlec.errors import SourceError
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceSpec, SourceText
 from needlec.haystacks.sources.files import parse_bytes
+from needlec.util.atomic import write_file_atomic
 
 
 class UrlSource(SourceSpec):
@@ -71,10 +70,7 @@ def _download(config: UrlSource, target: Path) -> bytes:
             raise SourceError(
                 f"url source {config.url}: sha256 mismatch: the spec pins {config.sha256} but the server sent {actual}"
             )
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+        write_file_atomic(target, data)
         return data
     raise SourceError(f"url source {config.url}: download failed after {config.retries + 1} attempt(s): {last_error}")
 

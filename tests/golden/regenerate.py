@@ -1,0 +1,83 @@
+"""Compile every shipped spec on a small grid and pin the sha256 of what comes out.
+
+    python tests/golden/regenerate.py          # rewrite tests/golden/*.json
+    python tests/golden/regenerate.py --check  # compare only; exit 1 on any difference
+
+`tests/test_golden.py` runs the same compile and compares. Regenerate only for an intended output
+change (seeding, serialisation, item schema), and say so in CHANGELOG.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent
+
+# A small grid per shipped spec: every config that has the selected length, one or a few depths.
+SELECTIONS: dict[str, dict[str, list[str]]] = {
+    "niah": {"length": ["1000"], "depth": ["0", "50", "100"]},
+    "nolima": {"config": ["main", "onehop", "distractor"], "length": ["1000"], "depth": ["0"], "haystack": ["h0"]},
+}
+
+
+def compile_golden(spec: str, folder: Path) -> dict[str, Any]:
+    """Compile `specs/<spec>.yaml` on its small grid into `folder`; the record to pin."""
+    from needlec.compile.pipeline import CompileOptions, compile_spec
+
+    select = SELECTIONS[spec]
+    out = folder / spec
+    options = CompileOptions(select={k: set(v) for k, v in select.items()}, progress=False, cache_dir=folder / "cache")
+    result = compile_spec(ROOT / "specs" / f"{spec}.yaml", out, options)
+    assert result.manifest is not None
+    files = {
+        entry["path"]: {"sha256": entry["sha256"], "rows": entry["rows"]}
+        for config in result.manifest["configs"].values()
+        for entry in config["files"]
+    }
+    return {
+        "spec": f"specs/{spec}.yaml",
+        "select": select,
+        "item_schema_version": result.manifest["item_schema_version"],
+        "files": dict(sorted(files.items())),
+        "content_hash": result.manifest["content_hash"],
+    }
+
+
+def golden_path(spec: str) -> Path:
+    """Where the pinned record of a spec lives."""
+    return GOLDEN / f"{spec}.json"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="compare with the pinned records, write nothing")
+    args = parser.parse_args()
+    shipped = sorted(p.stem for p in (ROOT / "specs").glob("*.yaml"))
+    missing = sorted(set(shipped) - set(SELECTIONS))
+    if missing:
+        print(f"no golden selection for {', '.join(missing)}: add one to SELECTIONS", file=sys.stderr)
+        return 1
+    differ = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in shipped:
+            record = compile_golden(spec, Path(tmp))
+            text = json.dumps(record, indent=2, sort_keys=True) + "\n"
+            path = golden_path(spec)
+            if args.check:
+                same = path.is_file() and json.loads(path.read_text(encoding="utf-8")) == record
+                differ += not same
+                print(f"{spec}: {'same' if same else 'DIFFERENT'}")
+            else:
+                path.write_text(text, encoding="utf-8")
+                print(f"wrote {path.relative_to(ROOT)}")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""needlec's ROUGE precision equals rouge-score's own computation (with the same tokenizer)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from rouge_score import rouge_scorer
+
+from needlec.compile.overlap import METRICS, UnicodeTokenizer, lcs_length, precision
+
+
+def reference(question: str, context: str) -> dict[str, float]:
+    """rouge-score over the full (unfocused) token lists: the definition the fast path must meet."""
+    scorer = rouge_scorer.RougeScorer(list(METRICS), use_stemmer=False, tokenizer=UnicodeTokenizer())
+    scores = scorer.score(target=context, prediction=question)
+    return {name: round(scores[name].precision, 6) for name in METRICS}
+
+
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "then", "dog", "ran", "to", "it", "while", "birds", "sang"]
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_texts_match_rouge_score(seed: int) -> None:
+    rng = random.Random(seed)
+    question, context = _text(rng, rng.randint(0, 14)), _text(rng, rng.randint(0, 400))
+    assert precision(question, context) == reference(question, context)
+
+
+def test_real_prose_and_scripts_match_rouge_score(bible_text: str) -> None:
+    cases = [
+        ("What is the best thing to do on a rainy afternoon in Lisbon?", bible_text[:60_000]),
+        ("Who went up to Jerusalem and what did he say?", bible_text[:20_000]),
+        ("哪个角色去过布鲁塞尔？", "他去了布鲁塞尔。 那个角色住在原子球塔旁边，布鲁塞尔很美。"),
+        ("Which character lives beside the Atomium?", "Actually, Yuki lives beside the Atomium. " * 3),
+        ("", "anything at all"),
+        ("no overlap here", ""),
+    ]
+    for question, context in cases:
+        assert precision(question, context) == reference(question, context), question
+
+
+def test_lcs_length_by_hand() -> None:
+    assert lcs_length(list("abcb"), list("bdcaba")) == 3  # e.g. "bcb"
+    assert lcs_length(list("aaa"), list("a")) == 1
+    assert lcs_length([], list("abc")) == 0
+    assert lcs_length(list("xyz"), list("zyx")) == 1
+
+
+def test_ascii_tokens_equal_the_unicode_rule() -> None:
+    from needlec.compile.overlap import _TOKEN
+
+    text = "Don't SHOUT_at me: 3.14 cats, x2-y3; ÉTÉ?"[:-5] + "\tA_b\n9z"
+    assert text.isascii()
+    assert UnicodeTokenizer().tokenize(text) == _TOKEN.findall(text.casefold())
+    assert UnicodeTokenizer().tokenize(text) == [
+        "don",
+        "t",
+        "shout",
+        "at",
+        "me",
+        "3",
+        "14",
+        "cats",
+        "x2",
+        "y3",
+        "a",
+        "b",
+        "9z",
+    ]
