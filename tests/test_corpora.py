@@ -108,7 +108,7 @@ def test_every_licence_named_in_the_catalog_ships_its_text() -> None:
         licence_text = (root / entry["licence_file"]).read_text("utf-8")
         assert len(licence_text) > 200, entry["licence_file"]
     cc = (root / "licenses" / "CC-BY-SA-4.0.txt").read_text("utf-8")
-    assert "Attribution-ShareAlike 4.0 International" in cc and "ShareAlike License" in cc
+    assert "Attribution-ShareAlike 4.0 International" in cc and "Attribution-ShareAlike 4.0 International Public" in cc
 
 
 @pytest.mark.parametrize("name", NAMES)
