@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from needlec import __version__
+from needlec.cli.corpora import add_corpora_command
 from needlec.cli.filter import add_filter_command
 from needlec.cli.publish import add_publish_commands
 from needlec.cli.site import add_site_command
@@ -63,6 +64,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if excluded:
             print(f"{name}: excluded {len(excluded)} character name(s) found in the haystacks: {', '.join(excluded)}")
     print(f"content hash {result.manifest['content_hash']}")
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -249,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_filter_command(sub)
     add_publish_commands(sub)
     add_site_command(sub)
+    add_corpora_command(sub)
     return parser
 
 

@@ -69,6 +69,7 @@ class CompileResult:
     tokens: int
     estimated_bytes: int
     manifest: dict[str, Any] | None
+    warnings: list[str] = field(default_factory=list)  # e.g. a spec licence the corpora do not allow
 
 
 class Prepared:
@@ -335,7 +336,10 @@ def compile_spec(
         prepared.filters.write_audit(tmp)
         (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
         (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
-    return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest)
+    from needlec.haystacks.sources.corpora import licence_warnings
+
+    warnings = licence_warnings(plan.spec.license, manifest["sources"])
+    return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest, warnings)
 
 
 def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:

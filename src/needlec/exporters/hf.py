@@ -123,6 +123,8 @@ def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
     ]
     for source in manifest["sources"]:
         lines.append(f"- source `{source['name']}` sha256 `{source['sha256']}`")
+        for corpus in source.get("corpora", []):
+            lines.append(f"  - corpus `{corpus['name']}`, licence {corpus['licence']}, sha256 `{corpus['sha256']}`")
     lines += filter_section(manifest.get("filters") or [])
     if spec.citation.strip():
         lines += ["", "## Citation", "", "```bibtex", spec.citation.strip(), "```"]

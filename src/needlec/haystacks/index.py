@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 _SAFE = re.compile(r"(?<=[^\W\d_]) (?=[^\W\d_])")
 _BOUNDARY = {
     "sentence": re.compile(
-        r"(?<=[.!?…])[\"'”’»)\]]*\s+(?=\S)|(?<=[。！？])[”’」』)]*\s*(?=\S)"
+        r"(?<=[.!?…।॥؟])[\"'”’»)\]]*\s+(?=\S)|(?<=[。！？])[”’」』)]*\s*(?=\S)"
         r"|\n[ \t]*\n\s*(?=\S)"
     ),
     "line": re.compile(r"\n\s*(?=\S)"),

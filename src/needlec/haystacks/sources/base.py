@@ -54,15 +54,20 @@ class SourceText:
     documents: tuple[SourceDocument, ...]
     sha256: str
     origin: str
+    # Embedded corpora behind this text: {name, licence, sha256, language} each (builtin source only).
+    corpora: tuple[dict[str, object], ...] = ()
 
     def describe(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "name": self.name,
             "origin": self.origin,
             "sha256": self.sha256,
             "documents": len(self.documents),
             "characters": sum(len(d.text) for d in self.documents),
         }
+        if self.corpora:
+            out["corpora"] = [dict(c) for c in self.corpora]
+        return out
 
 
 @dataclass(frozen=True)

