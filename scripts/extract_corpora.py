@@ -466,7 +466,7 @@ def clean_verse(code: str, text: str) -> str:
     text = _DIRECTION_MARKS.sub("", text)
     text = _MISSING_VERSE.sub("", text)  # "( [ (I Timothy 6:22) ) ... ]": a note on a merged verse
     text = _BRACKETED.sub(r"\1", text).replace("[", "").replace("]", "")  # supplied words, variants
-    text = _STARS.sub(" ", text)  # "* * *" and "*****" ornaments
+    text = _STARS.sub(" ", text.replace("(*)", ""))  # "* * *", "*****" ornaments, "(*)" omitted-verse marks
     if code == "i":
         text = re.sub(r"^\d+\s+", "", text)  # one verse starts with a stray verse number
         text = _XREF.sub("", text).replace("*", "")
