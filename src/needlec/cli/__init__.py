@@ -14,6 +14,7 @@ from needlec.cli.filter import add_filter_command
 from needlec.cli.publish import add_publish_commands
 from needlec.cli.site import add_site_command
 from needlec.errors import NeedlecError
+from needlec.util.redact import redact
 
 DESCRIPTION = """\
 needlec compiles declarative needle-in-a-haystack benchmark specs (YAML or JSON) into frozen,
@@ -23,7 +24,8 @@ of hashes. It never runs a model to answer items; any runner can consume the out
 
 EPILOG = (
     "Run `needlec COMMAND --help` for a command's options. "
-    "Exit codes: 0 ok, 2 invalid input, 3 contract broken, 130 interrupted."
+    "Exit codes: 0 ok, 2 invalid input (printed as file:line:col and key path, never a traceback), "
+    "3 contract broken, 70 a bug in needlec (traceback printed; please report it), 130 interrupted."
 )
 
 
@@ -75,7 +77,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             plan = load_plan(spec)
         except NeedlecError as exc:
             failed += 1
-            print(exc.render(), file=sys.stderr)
+            print(redact(exc.render()), file=sys.stderr)
             continue
         configs = ", ".join(c.name for c in plan.configs)
         print(f"{spec}: ok ({len(plan.configs)} config(s): {configs})")
@@ -242,15 +244,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+BUG_EXIT = 70
+REPORT_LINE = (
+    "This is a bug in needlec, not a problem with your input. Please report it with the "
+    "traceback above and the command you ran."
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command. User errors print one clean report (exit 2 or 3); bugs print a traceback."""
+    from needlec.util.redact import redact
+
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.func(args))
     except NeedlecError as exc:
-        print(f"error: {exc.render()}", file=sys.stderr)
+        print(redact(f"error: {exc.render()}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted; no output was written", file=sys.stderr)
         return 130
+    except RecursionError:
+        print("error: the input is nested too deeply to process", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory; lower the spec's limits or select fewer items", file=sys.stderr)
+        return 2
+    except Exception:  # a real bug: show everything needed to fix it, with secrets masked
+        import traceback
+
+        print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
+        print(REPORT_LINE, file=sys.stderr)
+        return BUG_EXIT
 

@@ -284,7 +284,7 @@ def compile_spec(
     problems: list[str] = []
     tally: dict[tuple[str, str], OverlapStats] = {}
     total_tokens = 0
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, guard=(Path(spec_path),)) as tmp:
         bar = tqdm(
             total=len(work),
             unit="item",

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from needlec.spec.base import KeyedValueError
 from pydantic import Field, model_validator
 
 from needlec.kinds.base import NEEDLES, Draw
@@ -129,12 +130,16 @@ class LatentHopNeedle(StrictModel):
     @model_validator(mode="after")
     def _unique_ids(self) -> LatentHopNeedle:
         groups = [g.id for g in self.groups]
-        if len(set(groups)) != len(groups):
-            raise ValueError("group ids must be unique")
-        for group in self.groups:
+        for i, group_id in enumerate(groups):
+            if group_id in groups[:i]:
+                raise KeyedValueError(f"group id {group_id!r} is used twice; ids must be unique", "groups", i, "id")
+        for g, group in enumerate(self.groups):
             ids = [p.id for p in group.pairs]
-            if len(set(ids)) != len(ids):
-                raise ValueError(f"pair ids in group {group.id!r} must be unique")
+            for i, pair_id in enumerate(ids):
+                if pair_id in ids[:i]:
+                    raise KeyedValueError(
+                        f"pair id {pair_id!r} is used twice in group {group.id!r}", "groups", g, "pairs", i, "id"
+                    )
         return self
 
 

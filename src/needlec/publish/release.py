@@ -82,7 +82,7 @@ def write_release(dataset: str | Path, folder: str | Path) -> list[ReleaseFile]:
     data_files = [f["path"] for info in manifest["configs"].values() for f in info["files"]]
     # the filter audit the card links to travels with the release
     audit = sorted(p.relative_to(dataset).as_posix() for p in (dataset / "audit").rglob("*") if p.is_file())
-    with atomic_directory(folder) as tmp:
+    with atomic_directory(folder, guard=(dataset,)) as tmp:
         for relative in [*data_files, *audit]:
             (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(dataset / relative, tmp / relative)

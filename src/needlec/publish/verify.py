@@ -163,7 +163,8 @@ def download(source: str, dest: str | Path, revision: str | None = None, token: 
     """
     dest = Path(dest)
     remote = parse_remote(source)
-    with atomic_directory(dest) as tmp:
+    guard = (Path(source.removeprefix("file://")),) if remote is None else ()
+    with atomic_directory(dest, guard=guard) as tmp:
         if remote is None:
             origin = Path(source.removeprefix("file://"))
             if not (origin / MANIFEST).is_file():
