@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import sys
@@ -29,6 +30,9 @@ EPILOG = (
 )
 
 
+INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many items of a config
+
+
 def _parse_select(values: list[str]) -> dict[str, set[str]]:
     select: dict[str, set[str]] = {}
     for value in values:
@@ -49,6 +53,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         verify=args.verify,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        max_items=args.max_items,
+        max_bytes=args.max_bytes,
+        strict=args.strict,
     )
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
     result = compile_spec(args.spec, out, options)
@@ -59,6 +66,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         )
         return 0
     assert result.manifest is not None
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
     for name, info in result.manifest["configs"].items():
         excluded = info.get("needle_kind", {}).get("excluded")
@@ -110,7 +119,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         plan = load_plan(target)
         print(summarize_plan(plan))
         config = plan.configs[0]
-        keys = list(plan.keys(config, haystack_ids(config.spec)))
+        keys = list(itertools.islice(plan.keys(config, haystack_ids(config.spec)), INSPECT_KEYS))
         key = sorted(keys, key=lambda k: (k.length, k.depth))[len(keys) // 2 if args.middle else 0]
         if args.sample_seed is not None:
             key = random.Random(args.sample_seed).choice(keys)
@@ -157,7 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="DIR",
-        help="output folder (default: build/<spec file name without extension>); replaced atomically if it exists",
+        help="output folder (default: build/<spec file name without extension>). It is replaced atomically, "
+        "and only if it is missing, empty or a needlec dataset; any other folder, a file, '.', '/', '~' and "
+        "the folders that hold the spec or the current folder are refused",
     )
     p.add_argument(
         "-j",
@@ -191,6 +202,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="download and filter cache (default: "
         "$NEEDLEC_CACHE_DIR, else $XDG_CACHE_HOME/needlec, else ~/.cache/needlec)",
+    )
+    p.add_argument(
+        "--max-items",
+        type=int,
+        metavar="N",
+        help="raise (or lower) the ceiling on the number of items; the size is computed from the spec before "
+        "anything is built, and a larger compile is refused (default 100,000)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="N",
+        help="ceiling on the estimated output size in bytes (default 20,000,000,000)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings (e.g. a haystack repeated to reach a length) as errors",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_compile)
@@ -277,4 +306,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
         print(REPORT_LINE, file=sys.stderr)
         return BUG_EXIT
-

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,10 @@ from needlec.spec.validate import problems_from
 
 CONTEXT_SENTINEL = "\x00needlec-context\x00"
 DEFAULT_CONFIG = "default"
+MAX_CONFIGS = 256
+"""Most configs (the product of all variant axes) a spec may define."""
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+SLUG_RULE = "lowercase letters, digits, `-` and `_`, starting with a letter or digit, at most 64 characters"
 
 
 @dataclass(frozen=True)
@@ -123,8 +129,24 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
     base, problems = _validate(doc.data, doc, ())
     if base is None:
         raise SpecError(_unique(problems))
+    problems.extend(_name_problems(base, doc))
+    if problems:
+        raise SpecError(_unique(problems))
     configs: list[ConfigPlan] = []
     axes = list(base.variants.items())
+    n_configs = math.prod(len(values) for _, values in axes)
+    if n_configs > MAX_CONFIGS:
+        sizes = " x ".join(str(len(values)) for _, values in axes)
+        raise SpecError(
+            [
+                Problem(
+                    f"the variant axes make {n_configs:,} configs ({sizes}); the limit is {MAX_CONFIGS}",
+                    doc.locate(("variants",), prefer_key=True),
+                    "variants",
+                    "Each config is a dataset subset; split the spec into several specs instead.",
+                )
+            ]
+        )
     combos = itertools.product(*[[(axis, value) for value in values] for axis, values in axes])
     for combo in combos:
         merged = doc
@@ -148,6 +170,29 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
     return Plan(path=path, doc=doc, spec=base, configs=tuple(configs), spec_sha256=doc.sha256)
 
 
+def _name_problems(spec: Spec, doc: Document) -> list[Problem]:
+    """Names that become folder and file names must be slugs, so no value can escape the output folder."""
+    problems = []
+
+    def check(value: str, path: KeyPath, what: str) -> None:
+        if not SLUG.match(value):
+            problems.append(
+                Problem(
+                    f"{what} {value!r} becomes part of a file path and must be a slug ({SLUG_RULE})",
+                    doc.locate(path, prefer_key=True),
+                    dotted(path),
+                )
+            )
+
+    for axis, values in spec.variants.items():
+        check(axis, ("variants", axis), "variant axis name")
+        for value in values:
+            check(value, ("variants", axis, value), "variant value")
+    for i, tokenizer in enumerate(spec.tokenizers):
+        check(tokenizer.label, ("tokenizers", i), "tokenizer name")
+    return problems
+
+
 def render_messages(spec: Spec, question: str, values: dict[str, str]) -> list[dict[str, str]]:
     """Messages with the context left as a sentinel (spliced in by the item builder)."""
     variables = {**spec.prompt.vars, **values, "question": question, "context": CONTEXT_SENTINEL}
@@ -162,6 +207,9 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     """Checks that need more than the schema: templates render, sources exist."""
     problems: list[Problem] = []
     kind = needle_kind(spec.needle)
+    problems.extend(_case_problems(kind, doc))
+    if problems:
+        return problems
     try:
         draw = kind.draw(kind.cases()[0], random.Random(0))
     except TemplateProblem as exc:
@@ -200,6 +248,42 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         key = ("placement", "multi")
         problems.append(
             Problem(f"{len(multi)} fixed depths for {len(draw.needles)} needles", doc.locate(key), dotted(key))
+        )
+    return problems
+
+
+def _case_problems(kind: Any, doc: Document) -> list[Problem]:
+    """Unknown case ids (with a did-you-mean), a selection that leaves no case, a too-small name pool."""
+    from needlec.registry import did_you_mean
+
+    problems = []
+    unknown = getattr(kind, "unknown_cases", lambda: [])()
+    chosen = list(getattr(getattr(getattr(kind, "config", None), "select", None), "cases", None) or [])
+    if unknown:
+        every = getattr(kind, "all_case_ids", lambda: [])()
+        for case_id in unknown:
+            index = chosen.index(case_id) if case_id in chosen else None
+            path: KeyPath = ("needle", "select", "cases") + ((index,) if index is not None else ())
+            hint = did_you_mean(case_id, every).lstrip("; ").capitalize()
+            problems.append(Problem(f"unknown case id {case_id!r}", doc.locate(path), dotted(path), hint))
+        return problems
+    if not kind.cases():
+        path = ("needle", "select")
+        problems.append(
+            Problem("this selection leaves no case to compile", doc.locate(path, prefer_key=True), dotted(path))
+        )
+        return problems
+    pool = getattr(kind, "pool", None)
+    choices = getattr(getattr(kind, "config", None), "choices", 0)
+    if pool is not None and len(pool) < max(2, choices):
+        path = ("needle", "names")
+        problems.append(
+            Problem(
+                f"the name pool has {len(pool)} name(s); at least {max(2, choices)} are needed",
+                doc.locate(path, prefer_key=True),
+                dotted(path),
+                "Names found in the haystacks are removed too, so give a generous pool.",
+            )
         )
     return problems
 

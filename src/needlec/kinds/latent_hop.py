@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from needlec.spec.base import KeyedValueError
 from pydantic import Field, model_validator
 
+from needlec.errors import NeedlecError
 from needlec.kinds.base import NEEDLES, Draw
 from needlec.languages.names import BUILTIN_NAMES
-from needlec.spec.base import StrictModel
+from needlec.spec.base import KeyedValueError, StrictModel
 from needlec.spec.templates import render
 
 _WORD = re.compile(r"\w+(?:[-'’]\w+)*")
@@ -176,12 +176,14 @@ class LatentHopKind:
     def cases(self) -> list[str]:
         return list(self._cases)
 
+    def all_case_ids(self) -> list[str]:
+        """Every case id the groups define, whatever the selection."""
+        every = CaseSelection(cases=None, hops=["one", "two"], orders=["default", "inverted"])  # type: ignore[list-item]
+        return [c.id for c in LatentHopKind(self.config.model_copy(update={"select": every}))._all_cases()]
+
     def unknown_cases(self) -> list[str]:
-        every = {
-            c.id
-            for c in LatentHopKind(self.config.model_copy(update={"select": CaseSelection(cases=None)}))._all_cases()
-        }
-        return sorted(set(self.config.select.cases or []) - every)
+        every = set(self.all_case_ids())
+        return [c for c in self.config.select.cases or [] if c not in every]
 
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
         """Remove names that occur in any haystack; returns what was excluded, for the manifest."""
@@ -204,7 +206,11 @@ class LatentHopKind:
     def draw(self, case_id: str, rng: random.Random) -> Draw:
         case = self._cases[case_id]
         if len(self.pool) < max(2, self.config.choices):
-            raise ValueError("the character name pool is too small after excluding haystack names")
+            raise NeedlecError(
+                f"needle.names: the character name pool has {len(self.pool)} name(s) left after removing "
+                f"names found in the haystacks ({', '.join(self.excluded) or 'none'}); "
+                f"at least {max(2, self.config.choices)} are needed. Add names to `needle.names`."
+            )
         char = rng.choice(self.pool)
         w_q = case.pair.w_q(case.hop) or ""
         values = {"char": char, "w_n": case.pair.w_n, "w_q": w_q}

@@ -9,9 +9,9 @@ from pydantic import Field, model_validator
 
 from needlec.spec.base import KeyedValueError, StrictModel
 
-
 MAX_GRID_POINTS = 10_000
 """Most points one grid axis may have; the compile-size limit bounds the whole product."""
+
 
 class LengthRange(StrictModel):
     """Context lengths spread between `min` and `max` (both included)."""

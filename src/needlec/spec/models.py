@@ -193,7 +193,9 @@ class Spec(StrictModel):
         labels = [t.label for t in self.tokenizers]
         for i, label in enumerate(labels):
             if label in labels[:i]:
-                raise KeyedValueError(f"tokenizer name {label!r} is used twice; names must be distinct", "tokenizers", i)
+                raise KeyedValueError(
+                    f"tokenizer name {label!r} is used twice; names must be distinct", "tokenizers", i
+                )
         for axis, values in self.variants.items():
             if not values:
                 raise KeyedValueError(f"variant axis {axis!r} has no values", "variants", axis)

@@ -203,9 +203,9 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
 def _exists(data: Any, path: KeyPath) -> bool:
     node = data
     for part in path:
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
             node = node[part]
         else:
             return False

@@ -27,7 +27,7 @@ import shutil
 import signal
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
 from typing import IO
@@ -93,6 +93,15 @@ def check_target(
     return resolved
 
 
+def inside(root: Path, relative: str) -> Path:
+    """`root / relative`, refusing any path that would land outside `root` (`..`, absolute, links)."""
+    base = root.resolve()
+    path = (base / relative).resolve()
+    if path != base and base not in path.parents:
+        raise OutputError(f"refusing to write {relative!r}: it would land outside the output folder")
+    return path
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Atomically swap two paths (Linux renameat2); False when the system cannot."""
     name = ctypes.util.find_library("c")
@@ -121,18 +130,15 @@ def _lock(target: Path) -> IO[bytes]:
     except OSError:
         handle.close()
         raise OutputError(
-            f"another needlec command is writing {target} right now; wait for it to finish "
-            f"(lock: {path})"
+            f"another needlec command is writing {target} right now; wait for it to finish (lock: {path})"
         ) from None
     return handle
 
 
 def _unlock(target: Path, handle: IO[bytes]) -> None:
     path = target.parent / f".{target.name}{LOCK}"
-    try:
+    with suppress(OSError):
         path.unlink()
-    except OSError:
-        pass
     handle.close()
 
 
