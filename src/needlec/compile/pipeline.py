@@ -38,6 +38,7 @@ from needlec.spec.models import Spec
 from needlec.tokenizer import Tokenizer, load_tokenizer
 from needlec.util import canonical
 from needlec.util.atomic import atomic_directory, check_target, inside
+from needlec.util.sums import every_file, write_sums
 
 SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack")
 
@@ -336,6 +337,7 @@ def compile_spec(
         prepared.filters.write_audit(tmp)
         (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
         (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
+        write_sums(tmp, every_file(tmp))  # covers the card and audit too, so `verify` notices any edit
     return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest, warnings)
 
 

@@ -191,6 +191,8 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
             msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
             cause = (err.get("ctx") or {}).get("error")
             extra = getattr(cause, "key_path", ())
+            if extra and path and path[-1] == extra[0]:
+                extra = extra[1:]  # a field validator's location already names its field
             if extra and _exists(data, (*path, *extra)):
                 path = (*path, *extra)
         else:
