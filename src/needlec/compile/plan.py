@@ -155,7 +155,7 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
         data = dict(merged.data)
         data["variants"] = {}
         spec, found = _validate(data, merged, ())
-        problems.extend(found)
+        problems.extend(_in_variant(p, combo, doc) for p in found)
         if spec is not None:
             name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
             configs.append(ConfigPlan(name, tuple(combo), spec))
@@ -168,6 +168,17 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
             [Problem("variant values must give distinct config names", doc.locate(("variants",)), "variants")]
         )
     return Plan(path=path, doc=doc, spec=base, configs=tuple(configs), spec_sha256=doc.sha256)
+
+
+def _in_variant(problem: Problem, combo: tuple[tuple[str, str], ...], doc: Document) -> Problem:
+    """Name a problem that comes from a variant's override by its full key path (`variants.AXIS.VALUE....`)."""
+    for axis, value in combo:
+        root: KeyPath = ("variants", axis, value)
+        for table in (doc.keys, doc.values):
+            for path, location in table.items():
+                if path[:3] == root and location == problem.location and len(path) > 3:
+                    return Problem(problem.message, problem.location, dotted(path), problem.hint)
+    return problem
 
 
 def _name_problems(spec: Spec, doc: Document) -> list[Problem]:
@@ -214,9 +225,18 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         draw = kind.draw(kind.cases()[0], random.Random(0))
     except TemplateProblem as exc:
         placeholders = {name: "0" for name in getattr(spec.needle, "vars", {})}
+        placeholders.update({name: "x" for name in ("char", "w_n", "w_q", "question", "options")})
         failing = _failing_template(doc, ("needle",), placeholders)
         problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
         return problems
+    failing = _failing_template(doc, ("needle",), {**draw.values, "char": "x", "options": "x", "question": "x"})
+    if failing != ("needle",) and getattr(spec.needle, "type", "") == "latent_hop":
+        # every group's templates, not only the first case's, are checked before building
+        try:
+            render(str(_value_at(doc.data, failing)), {**draw.values, "char": "x", "options": "x", "question": "x"})
+        except TemplateProblem as exc:
+            problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
+            return problems
     try:
         messages = render_messages(spec, draw.question, draw.values)
     except TemplateProblem as exc:
@@ -286,6 +306,12 @@ def _case_problems(kind: Any, doc: Document) -> list[Problem]:
             )
         )
     return problems
+
+
+def _value_at(data: Any, path: KeyPath) -> Any:
+    for part in path:
+        data = data[part]
+    return data
 
 
 def _failing_template(doc: Document, root: KeyPath, variables: dict[str, Any]) -> KeyPath:

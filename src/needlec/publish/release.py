@@ -20,8 +20,8 @@ from needlec.errors import NeedlecError, OutputError, Problem
 from needlec.exporters.manifest import MANIFEST
 from needlec.publish.card import release_card, schema_problems
 from needlec.publish.verify import parse_remote, verify_dataset
-from needlec.util.sums import file_digest, write_sums
 from needlec.util.atomic import atomic_directory
+from needlec.util.sums import file_digest, write_sums
 
 TOKEN_ENV = "HF_TOKEN"
 

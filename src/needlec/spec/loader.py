@@ -89,6 +89,19 @@ def _build(
     budget = budget or _Budget()
     budget.nodes += 1
     if budget.nodes > MAX_NODES:
+        top = doc.keys.get(path[:1])  # the aliased node's own position is its anchor's; name the key being built
+        if top is not None:
+            raise SpecError(
+                [
+                    Problem(
+                        f"the spec expands to more than {MAX_NODES:,} values (aliases expanded)",
+                        top,
+                        _dotted(path[:1]),
+                        "An alias (*name) repeats its anchor's whole value; nested aliases multiply. "
+                        "Write the values out.",
+                    )
+                ]
+            )
         raise _limit(
             f"the spec expands to more than {MAX_NODES:,} values (aliases expanded)",
             file,
