@@ -35,6 +35,12 @@ JUNK: list[Any] = [
 ]
 
 
+def _junk(rng: random.Random) -> Any:
+    import copy
+
+    return copy.deepcopy(rng.choice(JUNK))  # a fresh copy: a shared list mutated later would become a cycle
+
+
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = [prefix]
     if isinstance(node, dict):
@@ -68,7 +74,7 @@ def mutate(data: dict[str, Any], rng: random.Random, steps: int) -> dict[str, An
         if action == "delete":
             del parent[key]
         elif action == "retype":
-            parent[key] = rng.choice(JUNK)
+            parent[key] = _junk(rng)
         elif action == "duplicate" and isinstance(parent, list):
             parent.insert(key, copy.deepcopy(parent[key]))
         elif action == "duplicate" and isinstance(parent, dict):
@@ -78,11 +84,11 @@ def mutate(data: dict[str, Any], rng: random.Random, steps: int) -> dict[str, An
         else:
             target = _at(data, path)
             if isinstance(target, dict):
-                target[rng.choice(["junk", "type", "metric", "extends", "variants"])] = rng.choice(JUNK)
+                target[rng.choice(["junk", "type", "metric", "extends", "variants"])] = _junk(rng)
             elif isinstance(target, list):
-                target.append(rng.choice(JUNK))
+                target.append(_junk(rng))
             else:
-                parent[key] = rng.choice(JUNK)
+                parent[key] = _junk(rng)
     return data
 
 

@@ -1,8 +1,9 @@
 """Every malformed spec of `tests/malformed/` fails cleanly through the real CLI.
 
 Each case is run in its own process under a memory limit (`RLIMIT_AS`), a CPU-time watchdog
-(`RLIMIT_CPU`, 20 s) and a generous wall-clock timeout: it must exit 2, point at `FILE:LINE` of the offending key (and name the key path when
-the table gives one), print no traceback and at most 40 lines. The expected line of each case is
+(`RLIMIT_CPU`, 20 s) and a generous wall-clock timeout: it must exit 2, point at `FILE:LINE` of
+the offending key (and name the key path when the table gives one), print no traceback and at
+most 40 lines. The expected line of each case is
 marked `#!` in the YAML file itself and repeated in `cases.yaml`.
 """
 
