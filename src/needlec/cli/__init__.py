@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import random
 import sys
@@ -15,6 +16,7 @@ from needlec.cli.filter import add_filter_command
 from needlec.cli.publish import add_publish_commands
 from needlec.cli.site import add_site_command
 from needlec.errors import NeedlecError
+from needlec.util.redact import redact
 
 DESCRIPTION = """\
 needlec compiles declarative needle-in-a-haystack benchmark specs (YAML or JSON) into frozen,
@@ -24,8 +26,12 @@ of hashes. It never runs a model to answer items; any runner can consume the out
 
 EPILOG = (
     "Run `needlec COMMAND --help` for a command's options. "
-    "Exit codes: 0 ok, 2 invalid input, 3 contract broken, 130 interrupted."
+    "Exit codes: 0 ok, 2 invalid input (printed as file:line:col and key path, never a traceback), "
+    "3 contract broken, 70 a bug in needlec (traceback printed; please report it), 130 interrupted."
 )
+
+
+INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many items of a config
 
 
 def _parse_select(values: list[str]) -> dict[str, set[str]]:
@@ -48,6 +54,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         verify=args.verify,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        max_items=args.max_items,
+        max_bytes=args.max_bytes,
+        strict=args.strict,
     )
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
     result = compile_spec(args.spec, out, options)
@@ -58,6 +67,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         )
         return 0
     assert result.manifest is not None
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
     for name, info in result.manifest["configs"].items():
         excluded = info.get("needle_kind", {}).get("excluded")
@@ -78,7 +89,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             plan = load_plan(spec)
         except NeedlecError as exc:
             failed += 1
-            print(exc.render(), file=sys.stderr)
+            print(redact(exc.render()), file=sys.stderr)
             continue
         configs = ", ".join(c.name for c in plan.configs)
         print(f"{spec}: ok ({len(plan.configs)} config(s): {configs})")
@@ -116,7 +127,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         plan = load_plan(target)
         print(summarize_plan(plan))
         config = plan.configs[0]
-        keys = list(plan.keys(config, haystack_ids(config.spec)))
+        keys = list(itertools.islice(plan.keys(config, haystack_ids(config.spec)), INSPECT_KEYS))
         key = sorted(keys, key=lambda k: (k.length, k.depth))[len(keys) // 2 if args.middle else 0]
         if args.sample_seed is not None:
             key = random.Random(args.sample_seed).choice(keys)
@@ -163,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="DIR",
-        help="output folder (default: build/<spec file name without extension>); replaced atomically if it exists",
+        help="output folder (default: build/<spec file name without extension>). It is replaced atomically, "
+        "and only if it is missing, empty or a needlec dataset; any other folder, a file, '.', '/', '~' and "
+        "the folders that hold the spec or the current folder are refused",
     )
     p.add_argument(
         "-j",
@@ -197,6 +210,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="download and filter cache (default: "
         "$NEEDLEC_CACHE_DIR, else $XDG_CACHE_HOME/needlec, else ~/.cache/needlec)",
+    )
+    p.add_argument(
+        "--max-items",
+        type=int,
+        metavar="N",
+        help="raise (or lower) the ceiling on the number of items; the size is computed from the spec before "
+        "anything is built, and a larger compile is refused (default 100,000)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="N",
+        help="ceiling on the estimated output size in bytes (default 20,000,000,000)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat warnings (e.g. a haystack repeated to reach a length) as errors",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_compile)
@@ -256,14 +287,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+BUG_EXIT = 70
+REPORT_LINE = (
+    "This is a bug in needlec, not a problem with your input. Please report it with the "
+    "traceback above and the command you ran."
+)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command. User errors print one clean report (exit 2 or 3); bugs print a traceback."""
+    from needlec.util.redact import redact
+
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.func(args))
     except NeedlecError as exc:
-        print(f"error: {exc.render()}", file=sys.stderr)
+        print(redact(f"error: {exc.render()}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted; no output was written", file=sys.stderr)
         return 130
+    except RecursionError:
+        print("error: the input is nested too deeply to process", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory; lower the spec's limits or select fewer items", file=sys.stderr)
+        return 2
+    except Exception:  # a real bug: show everything needed to fix it, with secrets masked
+        import traceback
+
+        print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
+        print(REPORT_LINE, file=sys.stderr)
+        return BUG_EXIT

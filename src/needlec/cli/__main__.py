@@ -1,4 +1,4 @@
-"""`python -m needlec.cli`: the same as the `needlec` command."""
+"""`python -m needlec.cli`: the same entry point as the `needlec` command."""
 
 import sys
 

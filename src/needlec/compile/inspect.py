@@ -7,8 +7,8 @@ from collections import Counter as Tally
 from pathlib import Path
 from typing import Any
 
-from needlec.compile.pipeline import haystack_ids
 from needlec.compile.plan import Plan
+from needlec.compile.size import config_size
 from needlec.dataset.manifest import read_manifest
 from needlec.placement.engine import merge_spans
 
@@ -22,9 +22,9 @@ def summarize_plan(plan: Plan) -> str:
         lengths = c.grid.length_points()
         depths = config.depth_points()
         tokenizers = [t.label for t in c.tokenizers]
-        keys = list(plan.keys(config, haystack_ids(c)))
-        tokens = sum(k.length for k in keys)
-        total_items += len(keys)
+        size = config_size(config, {})
+        tokens = size.tokens
+        total_items += size.items
         total_tokens += tokens
         axes = ", ".join(f"{a}={v}" for a, v in config.axes) or "no variants"
         lines += [
@@ -32,7 +32,7 @@ def summarize_plan(plan: Plan) -> str:
             f"    tokenizers {', '.join(tokenizers)}",
             f"    lengths    {_ints(lengths)}",
             f"    depths     {', '.join(f'{d:g}' for d in depths)}",
-            f"    items      {len(keys)}  ({tokens:,} context tokens)",
+            f"    items      {size.items}  ({tokens:,} context tokens)",
         ]
     lines.append(f"  total        {total_items} items, {total_tokens:,} context tokens")
     return "\n".join(lines)

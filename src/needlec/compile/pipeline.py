@@ -25,6 +25,8 @@ from needlec.compile.checks import check_budgets, check_item, leak_problem
 from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
+from needlec.compile.size import check_size, haystack_ids, plan_size
+from needlec.compile.warnings import repetition_warnings
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
@@ -38,7 +40,8 @@ from needlec.spec.loader import dotted
 from needlec.spec.models import Spec
 from needlec.tokenizer import Tokenizer, load_tokenizer
 from needlec.util import canonical
-from needlec.util.atomic import atomic_directory
+from needlec.util.atomic import atomic_directory, check_target, inside
+from needlec.util.sums import every_file, write_sums
 
 SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack")
 
@@ -60,6 +63,9 @@ class CompileOptions:
     progress: bool = True
     verify: bool = False
     cache_dir: Path | None = None
+    max_items: int | None = None  # None: the default ceiling of compile/size.py
+    max_bytes: int | None = None
+    strict: bool = False  # warnings (e.g. a repeated haystack) become errors
 
 
 @dataclass
@@ -161,14 +167,7 @@ def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_sta
 def _units(
     plan: Plan, prepared: Prepared | None, select: dict[str, set[str]]
 ) -> list[tuple[ConfigPlan, list[ItemKey]]]:
-    unknown = set(select) - set(SELECT_KEYS)
-    if unknown:
-        raise NeedlecError(f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(sorted(unknown))}")
-    if "config" in select:
-        missing = select["config"] - {c.name for c in plan.configs}
-        if missing:
-            names = ", ".join(c.name for c in plan.configs)
-            raise NeedlecError(f"--select config: no config named {', '.join(sorted(missing))} (configs: {names})")
+    _check_select(plan, select)
     out = []
     for config in plan.configs:
         if "config" in select and config.name not in select["config"]:
@@ -180,9 +179,16 @@ def _units(
     return out
 
 
-def haystack_ids(spec: Spec) -> list[str]:
-    """Haystack ids a spec's builder will produce (known without building them)."""
-    return haystack_builder(spec.haystack.builder).haystack_ids()
+def _check_select(plan: Plan, select: dict[str, set[str]]) -> None:
+    """Unknown `--select` keys and config names are errors before anything is sized or built."""
+    unknown = set(select) - set(SELECT_KEYS)
+    if unknown:
+        raise NeedlecError(f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(sorted(unknown))}")
+    if "config" in select:
+        missing = select["config"] - {c.name for c in plan.configs}
+        if missing:
+            names = ", ".join(c.name for c in plan.configs)
+            raise NeedlecError(f"--select config: no config named {', '.join(sorted(missing))} (configs: {names})")
 
 
 @dataclass
@@ -277,23 +283,27 @@ def compile_spec(
     options = options or CompileOptions()
     cache_dir = options.cache_dir or default_cache_dir()
     plan = load_plan(spec_path, cache_dir)
+    _check_select(plan, options.select)
+    size = plan_size(plan, options.select)
     if options.dry_run:
-        units = _units(plan, None, options.select)
-        n_items = sum(len(keys) for _, keys in units)
-        tokens = sum(k.length for _, keys in units for k in keys)
-        return CompileResult(None, n_items, tokens, _estimate(units), None)
+        return CompileResult(None, size.items, size.tokens, size.bytes, None)
+    check_size(size, options.max_items, options.max_bytes)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR)")
+    check_target(Path(out_dir), guard=(Path(spec_path),))  # refuse a bad -o before any work
     prepared = Prepared(plan, cache_dir)
     prepared.filters.progress = options.progress
     units = _units(plan, prepared, options.select)
     work = prepare_work(prepared, units)
+    warnings = repetition_warnings(work)
+    if warnings and options.strict:
+        raise NeedlecError("--strict: the compile has warnings:\n  " + "\n  ".join(warnings))
     out = Path(out_dir)
     files: dict[tuple[str, str], list[Any]] = {}
     problems: list[str] = []
     tally: dict[tuple[str, str], OverlapStats] = {}
     total_tokens = 0
-    with atomic_directory(out) as tmp:
+    with atomic_directory(out, guard=(Path(spec_path),)) as tmp:
         bar = tqdm(
             total=len(work),
             unit="item",
@@ -311,8 +321,9 @@ def compile_spec(
                 position += chunk.count
                 if slot not in handles:
                     relative = f"data/{slot[0]}/{slot[1]}.jsonl"
-                    (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
-                    handles[slot] = (tmp / relative).open("wb")
+                    path = inside(tmp, relative)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    handles[slot] = path.open("wb")
                     files[slot] = [relative, 0]
                 with chunk.shard.open("rb") as shard:
                     shutil.copyfileobj(shard, handles[slot], 1 << 20)
@@ -336,9 +347,10 @@ def compile_spec(
         prepared.filters.write_audit(tmp)
         (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
         (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
+        write_sums(tmp, every_file(tmp))  # covers the card and audit too, so `verify` notices any edit
     from needlec.haystacks.sources.corpora import licence_warnings
 
-    warnings = licence_warnings(plan.spec.license, manifest["sources"])
+    warnings += licence_warnings(plan.spec.license, manifest["sources"])
     return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest, warnings)
 
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,10 @@ from needlec.spec.validate import problems_from
 CONTEXT_SENTINEL = "\x00needlec-context\x00"
 DEFAULT_CONFIG = "default"
 REDRAW = "redraw"  # reserved key of a variant value: draw this config's values afresh
+MAX_CONFIGS = 256
+"""Most configs (the product of all variant axes) a spec may define."""
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+SLUG_RULE = "lowercase letters, digits, `-` and `_`, starting with a letter or digit, at most 64 characters"
 
 
 @dataclass(frozen=True)
@@ -147,8 +153,24 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
     base, problems = _validate(doc.data, doc, ())
     if base is None:
         raise SpecError(_unique(problems))
+    problems.extend(_name_problems(base, doc))
+    if problems:
+        raise SpecError(_unique(problems))
     configs: list[ConfigPlan] = []
     axes = list(base.variants.items())
+    n_configs = math.prod(len(values) for _, values in axes)
+    if n_configs > MAX_CONFIGS:
+        sizes = " x ".join(str(len(values)) for _, values in axes)
+        raise SpecError(
+            [
+                Problem(
+                    f"the variant axes make {n_configs:,} configs ({sizes}); the limit is {MAX_CONFIGS}",
+                    doc.locate(("variants",), prefer_key=True),
+                    "variants",
+                    "Each config is a dataset subset; split the spec into several specs instead.",
+                )
+            ]
+        )
     combos = itertools.product(*[[(axis, value) for value in values] for axis, values in axes])
     for combo in combos:
         merged = doc
@@ -160,7 +182,7 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
         redraw, found = _redraw(doc, combo)
         problems.extend(found)
         spec, found = _validate(data, merged, ())
-        problems.extend(found)
+        problems.extend(_in_variant(p, combo, doc) for p in found)
         if spec is not None:
             name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
             configs.append(ConfigPlan(name, tuple(combo), spec, redraw))
@@ -192,6 +214,40 @@ def _redraw(doc: Document, combo: tuple[tuple[str, str], ...]) -> tuple[bool, li
     return redraw, problems
 
 
+def _in_variant(problem: Problem, combo: tuple[tuple[str, str], ...], doc: Document) -> Problem:
+    """Name a problem that comes from a variant's override by its full key path (`variants.AXIS.VALUE....`)."""
+    for axis, value in combo:
+        root: KeyPath = ("variants", axis, value)
+        for table in (doc.keys, doc.values):
+            for path, location in table.items():
+                if path[:3] == root and location == problem.location and len(path) > 3:
+                    return Problem(problem.message, problem.location, dotted(path), problem.hint)
+    return problem
+
+
+def _name_problems(spec: Spec, doc: Document) -> list[Problem]:
+    """Names that become folder and file names must be slugs, so no value can escape the output folder."""
+    problems = []
+
+    def check(value: str, path: KeyPath, what: str) -> None:
+        if not SLUG.match(value):
+            problems.append(
+                Problem(
+                    f"{what} {value!r} becomes part of a file path and must be a slug ({SLUG_RULE})",
+                    doc.locate(path, prefer_key=True),
+                    dotted(path),
+                )
+            )
+
+    for axis, values in spec.variants.items():
+        check(axis, ("variants", axis), "variant axis name")
+        for value in values:
+            check(value, ("variants", axis, value), "variant value")
+    for i, tokenizer in enumerate(spec.tokenizers):
+        check(tokenizer.label, ("tokenizers", i), "tokenizer name")
+    return problems
+
+
 def render_messages(spec: Spec, question: str, values: dict[str, str]) -> list[dict[str, str]]:
     """Messages with the context left as a sentinel (spliced in by the item builder)."""
     variables = {**spec.prompt.vars, **values, "question": question, "context": CONTEXT_SENTINEL}
@@ -206,13 +262,25 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     """Checks that need more than the schema: templates render, sources exist."""
     problems: list[Problem] = []
     kind = needle_kind(spec.needle)
+    problems.extend(_case_problems(kind, doc))
+    if problems:
+        return problems
     try:
         draw = kind.draw(kind.cases()[0], random.Random(0))
     except TemplateProblem as exc:
         placeholders = {name: "0" for name in kind.template_vars()}
+        placeholders.update({name: "x" for name in ("char", "w_n", "w_q", "question", "options")})
         failing = _failing_template(doc, ("needle",), placeholders)
         problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
         return problems
+    failing = _failing_template(doc, ("needle",), {**draw.values, "char": "x", "options": "x", "question": "x"})
+    if failing != ("needle",) and getattr(spec.needle, "type", "") == "latent_hop":
+        # every group's templates, not only the first case's, are checked before building
+        try:
+            render(str(_value_at(doc.data, failing)), {**draw.values, "char": "x", "options": "x", "question": "x"})
+        except TemplateProblem as exc:
+            problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
+            return problems
     try:
         messages = render_messages(spec, draw.question, draw.values)
     except TemplateProblem as exc:
@@ -244,6 +312,48 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
             Problem(f"{len(multi)} fixed depths for {len(draw.needles)} needles", doc.locate(key), dotted(key))
         )
     return problems
+
+
+def _case_problems(kind: Any, doc: Document) -> list[Problem]:
+    """Unknown case ids (with a did-you-mean), a selection that leaves no case, a too-small name pool."""
+    from needlec.registry import did_you_mean
+
+    problems = []
+    unknown = getattr(kind, "unknown_cases", lambda: [])()
+    chosen = list(getattr(getattr(getattr(kind, "config", None), "select", None), "cases", None) or [])
+    if unknown:
+        every = getattr(kind, "all_case_ids", lambda: [])()
+        for case_id in unknown:
+            index = chosen.index(case_id) if case_id in chosen else None
+            path: KeyPath = ("needle", "select", "cases") + ((index,) if index is not None else ())
+            hint = did_you_mean(case_id, every).lstrip("; ").capitalize()
+            problems.append(Problem(f"unknown case id {case_id!r}", doc.locate(path), dotted(path), hint))
+        return problems
+    if not kind.cases():
+        path = ("needle", "select")
+        problems.append(
+            Problem("this selection leaves no case to compile", doc.locate(path, prefer_key=True), dotted(path))
+        )
+        return problems
+    pool = getattr(kind, "pool", None)
+    choices = getattr(getattr(kind, "config", None), "choices", 0)
+    if pool is not None and len(pool) < max(2, choices):
+        path = ("needle", "names")
+        problems.append(
+            Problem(
+                f"the name pool has {len(pool)} name(s); at least {max(2, choices)} are needed",
+                doc.locate(path, prefer_key=True),
+                dotted(path),
+                "Names found in the haystacks are removed too, so give a generous pool.",
+            )
+        )
+    return problems
+
+
+def _value_at(data: Any, path: KeyPath) -> Any:
+    for part in path:
+        data = data[part]
+    return data
 
 
 def _failing_template(doc: Document, root: KeyPath, variables: dict[str, Any]) -> KeyPath:

@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 
 from pydantic import Field
 
+from needlec.errors import SourceError
 from needlec.haystacks.index import Haystack, boundary_positions
 from needlec.haystacks.sources.base import SourceDocument
 from needlec.registry import BUILDERS
@@ -115,7 +116,10 @@ def build_snippets(
     """`count` haystacks of snippets; haystack i depends only on the seed, i and the documents."""
     books = [d for d in documents if len(d.text) // 4 >= config.min_document_tokens and d.text.strip()]
     if not books:
-        raise ValueError("no document is long enough for the snippet builder")
+        raise SourceError(
+            f"haystack.builder: no document has at least {config.min_document_tokens} tokens "
+            "(`min_document_tokens`); lower it or add longer documents"
+        )
     starts = {d.id: [*boundary_positions(d.text, "sentence"), len(d.text)] for d in books}
     haystacks = []
     for i in range(config.count):

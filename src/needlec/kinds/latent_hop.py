@@ -17,10 +17,11 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from needlec.errors import NeedlecError
 from needlec.kinds.base import Draw, NeedleKindBase
 from needlec.languages.names import BUILTIN_NAMES
 from needlec.registry import NEEDLES
-from needlec.spec.base import StrictModel
+from needlec.spec.base import KeyedValueError, StrictModel
 from needlec.spec.templates import render
 
 _WORD = re.compile(r"\w+(?:[-'’]\w+)*")
@@ -130,12 +131,16 @@ class LatentHopNeedle(StrictModel):
     @model_validator(mode="after")
     def _unique_ids(self) -> LatentHopNeedle:
         groups = [g.id for g in self.groups]
-        if len(set(groups)) != len(groups):
-            raise ValueError("group ids must be unique")
-        for group in self.groups:
+        for i, group_id in enumerate(groups):
+            if group_id in groups[:i]:
+                raise KeyedValueError(f"group id {group_id!r} is used twice; ids must be unique", "groups", i, "id")
+        for g, group in enumerate(self.groups):
             ids = [p.id for p in group.pairs]
-            if len(set(ids)) != len(ids):
-                raise ValueError(f"pair ids in group {group.id!r} must be unique")
+            for i, pair_id in enumerate(ids):
+                if pair_id in ids[:i]:
+                    raise KeyedValueError(
+                        f"pair id {pair_id!r} is used twice in group {group.id!r}", "groups", g, "pairs", i, "id"
+                    )
         return self
 
 
@@ -172,12 +177,14 @@ class LatentHopKind(NeedleKindBase):
     def cases(self) -> list[str]:
         return list(self._cases)
 
+    def all_case_ids(self) -> list[str]:
+        """Every case id the groups define, whatever the selection."""
+        every = CaseSelection(cases=None, hops=["one", "two"], orders=["default", "inverted"])  # type: ignore[list-item]
+        return [c.id for c in LatentHopKind(self.config.model_copy(update={"select": every}))._all_cases()]
+
     def unknown_cases(self) -> list[str]:
-        every = {
-            c.id
-            for c in LatentHopKind(self.config.model_copy(update={"select": CaseSelection(cases=None)}))._all_cases()
-        }
-        return sorted(set(self.config.select.cases or []) - every)
+        every = set(self.all_case_ids())
+        return [c for c in self.config.select.cases or [] if c not in every]
 
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
         """Remove names that occur in any haystack; returns what was excluded, for the manifest."""
@@ -200,7 +207,11 @@ class LatentHopKind(NeedleKindBase):
     def draw(self, case_id: str, rng: random.Random) -> Draw:
         case = self._cases[case_id]
         if len(self.pool) < max(2, self.config.choices):
-            raise ValueError("the character name pool is too small after excluding haystack names")
+            raise NeedlecError(
+                f"needle.names: the character name pool has {len(self.pool)} name(s) left after removing "
+                f"names found in the haystacks ({', '.join(self.excluded) or 'none'}); "
+                f"at least {max(2, self.config.choices)} are needed. Add names to `needle.names`."
+            )
         char = rng.choice(self.pool)
         w_q = case.pair.w_q(case.hop) or ""
         values = {"char": char, "w_n": case.pair.w_n, "w_q": w_q}

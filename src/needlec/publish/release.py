@@ -18,8 +18,9 @@ from typing import Any
 from needlec.dataset.manifest import MANIFEST, read_manifest
 from needlec.errors import NeedlecError, OutputError, Problem
 from needlec.publish.card import release_card, schema_problems
-from needlec.publish.verify import file_digest, parse_remote, verify_dataset, write_sums
+from needlec.publish.verify import parse_remote, verify_dataset
 from needlec.util.atomic import atomic_directory
+from needlec.util.sums import file_digest, write_sums
 
 TOKEN_ENV = "HF_TOKEN"
 
@@ -81,7 +82,7 @@ def write_release(dataset: str | Path, folder: str | Path) -> list[ReleaseFile]:
     data_files = [f["path"] for info in manifest["configs"].values() for f in info["files"]]
     # the filter audit the card links to travels with the release
     audit = sorted(p.relative_to(dataset).as_posix() for p in (dataset / "audit").rglob("*") if p.is_file())
-    with atomic_directory(folder) as tmp:
+    with atomic_directory(folder, guard=(dataset,)) as tmp:
         for relative in [*data_files, *audit]:
             (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(dataset / relative, tmp / relative)

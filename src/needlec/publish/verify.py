@@ -1,8 +1,9 @@
 """Check a dataset folder against its manifest and checksums, and fetch published copies.
 
 `verify_dataset` reads every byte: each data file's sha256, size and row count must match the
-manifest, the manifest's content hash must match its body, and when a `SHA256SUMS` file is
-present every file it lists must match it. A single flipped byte anywhere is reported.
+manifest, the manifest's content hash must match its body, and every file of the folder (the
+card `README.md`, the filter audit, ...) must be listed in `SHA256SUMS` with a matching hash.
+A file covered by neither is reported too, so a single flipped byte anywhere is caught.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from needlec.dataset.manifest import MANIFEST, ManifestUnreadable, content_hash,
 from needlec.errors import NeedlecError, OutputError
 from needlec.publish.card import SUMS
 from needlec.util.atomic import atomic_directory
-from needlec.util.hashing import file_digest as streaming_digest
+from needlec.util.sums import every_file, file_digest
 
 HUB_URL = re.compile(r"^https?://huggingface\.co/datasets/([\w.-]+/[\w.-]+?)(?:/tree/([^/]+))?/?$")
 REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
@@ -37,12 +38,6 @@ class VerifyReport:
         return not self.problems
 
 
-def file_digest(path: Path) -> tuple[str, int, int]:
-    """sha256, size and line count of a file, read once in blocks."""
-    digest = streaming_digest(path)
-    return digest.sha256, digest.size, digest.lines
-
-
 def read_sums(path: Path) -> dict[str, str]:
     """A `sha256sum`-style file: `<hex>  <path>` per line."""
     sums = {}
@@ -52,13 +47,6 @@ def read_sums(path: Path) -> dict[str, str]:
             raise OutputError(f"{path}:{number}: not a `<sha256>  <path>` line")
         sums[match.group(2)] = match.group(1)
     return sums
-
-
-def write_sums(folder: Path, paths: list[str]) -> str:
-    lines = [f"{file_digest(folder / p)[0]}  {p}" for p in sorted(paths)]
-    text = "\n".join(lines) + "\n"
-    (folder / SUMS).write_text(text, encoding="utf-8")
-    return text
 
 
 def _inside(folder: Path, relative: str) -> Path | None:
@@ -76,13 +64,20 @@ def verify_dataset(folder: str | Path) -> VerifyReport:
     except ManifestUnreadable as exc:
         report.problems.append(str(exc))
         manifest = {}
+    if not isinstance(manifest.get("configs", {}), dict):
+        report.problems.append(f"{MANIFEST}: not a needlec manifest (expected an object with a `configs` mapping)")
+        manifest = {}
     report.content_hash = str(manifest.get("content_hash", ""))
     if manifest and content_hash(manifest) != manifest.get("content_hash"):
         report.problems.append(f"{MANIFEST}: content hash does not match the manifest's contents")
     listed: set[str] = set()
     for name, info in (manifest.get("configs") or {}).items():
-        for entry in info.get("files", []):
-            relative = entry["path"]
+        entries = info.get("files", []) if isinstance(info, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(e, dict) and "path" in e for e in entries):
+            report.problems.append(f"{MANIFEST}: config {name!r} has no valid `files` list")
+            continue
+        for entry in entries:
+            relative = str(entry["path"])
             listed.add(relative)
             path = _inside(folder, relative)
             if path is None or not path.is_file():
@@ -103,16 +98,22 @@ def verify_dataset(folder: str | Path) -> VerifyReport:
             if relative not in listed:
                 report.problems.append(f"{relative}: a data file the manifest does not list")
     sums_path = folder / SUMS
+    sums: dict[str, str] = {}
     if sums_path.is_file():
         report.has_sums = True
-        _check_sums(folder, read_sums(sums_path), manifest, listed, report)
+        sums = read_sums(sums_path)
+        _check_sums(folder, sums, manifest, listed, report)
+    covered = listed | set(sums) | {MANIFEST}
+    for relative in every_file(folder):
+        if relative not in covered:
+            report.problems.append(f"{relative}: not covered by {MANIFEST} or {SUMS}, so changes to it go unnoticed")
     return report
 
 
 def _check_sums(
     folder: Path, sums: dict[str, str], manifest: dict[str, Any], listed: set[str], report: VerifyReport
 ) -> None:
-    required = listed | {MANIFEST} | ({"README.md"} if (folder / "README.md").is_file() else set())
+    required = set(every_file(folder))
     report.problems += [f"{SUMS}: does not list {relative}" for relative in sorted(required - set(sums))]
     for relative, expected in sums.items():
         path = _inside(folder, relative)
@@ -126,7 +127,7 @@ def _check_sums(
         if sha != expected:
             report.problems.append(f"{relative}: sha256 {sha} does not match {SUMS}")
     for info in (manifest.get("configs") or {}).values():
-        for entry in info.get("files", []):
+        for entry in info.get("files", []) if isinstance(info, dict) else []:
             if entry["path"] in sums and sums[entry["path"]] != entry.get("sha256"):
                 report.problems.append(f"{entry['path']}: {SUMS} and {MANIFEST} disagree on its sha256")
 
@@ -153,7 +154,8 @@ def download(source: str, dest: str | Path, revision: str | None = None, token: 
     """
     dest = Path(dest)
     remote = parse_remote(source)
-    with atomic_directory(dest) as tmp:
+    guard = (Path(source.removeprefix("file://")),) if remote is None else ()
+    with atomic_directory(dest, guard=guard) as tmp:
         if remote is None:
             origin = Path(source.removeprefix("file://"))
             if not (origin / MANIFEST).is_file():

@@ -22,7 +22,7 @@ import yaml
 from needlec.compile.plan import load_plan
 from needlec.dataset.manifest import read_manifest
 from needlec.errors import NeedlecError
-from needlec.util.atomic import atomic_directory
+from needlec.util.atomic import atomic_directory, check_target
 from needlec.site.benchmark_page import render_page
 from needlec.site.catalogue import benchmarks_index, catalogue
 from needlec.site.cli_help import render_cli_help
@@ -110,7 +110,9 @@ def generate(specs: Sequence[Path], options: SiteOptions) -> tuple[Path, list[Be
         raise NeedlecError(f"--dataset given for {', '.join(sorted(unused))}, but no such spec is being built")
     benches.sort(key=lambda b: (b.plan.spec.title.lower(), b.name))
     target = docs / GENERATED
-    with atomic_directory(target) as tmp:
+    with atomic_directory(
+        target, owned=lambda p: (p / "catalogue.md").is_file(), guard=specs, what="a generated pages folder"
+    ) as tmp:
         pages = tmp / "benchmarks"
         pages.mkdir()
         for bench in benches:
@@ -146,6 +148,11 @@ def run_mkdocs(project: Path, output: Path) -> None:
         raise NeedlecError(f"mkdocs build --strict failed:\n{shown}")
 
 
+def _is_built_site(folder: Path) -> bool:
+    """A folder mkdocs built (it has a search index and a sitemap); only such a folder is replaced."""
+    return (folder / "search" / "search_index.json").is_file() or (folder / "sitemap.xml").is_file()
+
+
 def build_site(specs: Sequence[Path] | None, options: SiteOptions | None = None) -> SiteResult:
     """Generate the pages for `specs` (default: the shipped specs) and, unless told not to, the HTML."""
     options = options or SiteOptions()
@@ -155,7 +162,12 @@ def build_site(specs: Sequence[Path] | None, options: SiteOptions | None = None)
     generated, benches = generate(chosen, options)
     output = None
     if options.build:
-        output = (options.output or options.project / "site").resolve()
+        output = check_target(
+            options.output or options.project / "site",
+            owned=_is_built_site,
+            guard=(options.project / "mkdocs.yml", *chosen),
+            what="a site built by mkdocs",
+        )
         options.log("running mkdocs build --strict")
         run_mkdocs(options.project, output)
     return SiteResult(generated, output, [b.name for b in benches])

@@ -9,3 +9,14 @@ class StrictModel(BaseModel):
     """A spec mapping: unknown keys are rejected, values are frozen after validation."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=False)
+
+
+class KeyedValueError(ValueError):
+    """A validator's error about one key below the model, so the report names that key and its line.
+
+    `key_path` is relative to the model that raised it, e.g. `("depths", 2)` from the grid.
+    """
+
+    def __init__(self, message: str, *key_path: str | int) -> None:
+        super().__init__(message)
+        self.key_path: tuple[str | int, ...] = key_path

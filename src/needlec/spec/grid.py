@@ -7,7 +7,10 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from needlec.spec.base import StrictModel
+from needlec.spec.base import KeyedValueError, StrictModel
+
+MAX_GRID_POINTS = 10_000
+"""Most points one grid axis may have; the compile-size limit bounds the whole product."""
 
 
 class LengthRange(StrictModel):
@@ -15,7 +18,9 @@ class LengthRange(StrictModel):
 
     min: int = Field(gt=0, description="Smallest context length in tokens.", examples=[1000])
     max: int = Field(gt=0, description="Largest context length in tokens.", examples=[128000])
-    count: int = Field(ge=1, description="How many lengths to generate.", examples=[8])
+    count: int = Field(
+        ge=1, le=MAX_GRID_POINTS, description="How many lengths to generate (at most 10,000).", examples=[8]
+    )
     spacing: Literal["linear", "log"] = Field(
         "linear",
         description="`linear` spaces lengths evenly; `log` spaces them geometrically "
@@ -25,7 +30,7 @@ class LengthRange(StrictModel):
     @model_validator(mode="after")
     def _ordered(self) -> LengthRange:
         if self.max < self.min:
-            raise ValueError("`max` must be at least `min`")
+            raise KeyedValueError("`max` must be at least `min`", "max")
         return self
 
     def expand(self) -> list[int]:
@@ -44,7 +49,9 @@ class DepthRange(StrictModel):
 
     start: float = Field(0.0, ge=0, le=100, description="First depth, in percent.")
     stop: float = Field(100.0, ge=0, le=100, description="Last depth, in percent.")
-    count: int = Field(ge=1, description="How many depths to generate.", examples=[11])
+    count: int = Field(
+        ge=1, le=MAX_GRID_POINTS, description="How many depths to generate (at most 10,000).", examples=[11]
+    )
     spacing: Literal["linear", "sigmoid"] = Field(
         "linear",
         description="`linear` spaces depths evenly; `sigmoid` follows a logistic curve, "
@@ -61,7 +68,7 @@ class DepthRange(StrictModel):
     @model_validator(mode="after")
     def _ordered(self) -> DepthRange:
         if self.stop < self.start:
-            raise ValueError("`stop` must be at least `start`")
+            raise KeyedValueError("`stop` must be at least `start`", "stop")
         return self
 
     def expand(self) -> list[float]:
@@ -96,7 +103,8 @@ class Grid(StrictModel):
     repeats: int = Field(
         1,
         ge=1,
-        description="Samples per grid cell. Each repeat draws its own "
+        le=MAX_GRID_POINTS,
+        description="Samples per grid cell (at most 10,000). Each repeat draws its own "
         "random values (e.g. a new passkey, a new haystack start).",
     )
 
@@ -104,14 +112,20 @@ class Grid(StrictModel):
     def _check_points(self) -> Grid:
         if isinstance(self.lengths, list):
             if not self.lengths:
-                raise ValueError("`lengths` must not be empty")
-            if any(v <= 0 for v in self.lengths):
-                raise ValueError("every length must be a positive number of tokens")
+                raise KeyedValueError("`lengths` must not be empty", "lengths")
+            if len(self.lengths) > MAX_GRID_POINTS:
+                raise KeyedValueError(f"at most {MAX_GRID_POINTS} lengths", "lengths")
+            for i, v in enumerate(self.lengths):
+                if v <= 0:
+                    raise KeyedValueError("every length must be a positive number of tokens", "lengths", i)
         if isinstance(self.depths, list):
             if not self.depths:
-                raise ValueError("`depths` must not be empty")
-            if any(not 0 <= d <= 100 for d in self.depths):
-                raise ValueError("every depth must be between 0 and 100")
+                raise KeyedValueError("`depths` must not be empty", "depths")
+            if len(self.depths) > MAX_GRID_POINTS:
+                raise KeyedValueError(f"at most {MAX_GRID_POINTS} depths", "depths")
+            for i, d in enumerate(self.depths):
+                if not 0 <= d <= 100:
+                    raise KeyedValueError(f"every depth must be between 0 and 100, got {d:g}", "depths", i)
         return self
 
     def length_points(self) -> list[int]:

@@ -19,6 +19,16 @@ from needlec.errors import Location, Problem, SpecError
 
 KeyPath = tuple[str | int, ...]
 MAX_EXTENDS_DEPTH = 16
+MAX_SPEC_BYTES = 2_000_000
+"""Largest spec file read (bytes); specs are short, anything bigger is a mistake or an attack."""
+MAX_NESTING = 64
+"""Deepest nesting of mappings and lists; also stops a recursive alias (`&a [*a]`)."""
+MAX_NODES = 200_000
+"""Most values a spec may expand to once aliases are resolved; stops "billion laughs" bombs."""
+_STANDARD_TAGS = {
+    yaml.MappingNode: "tag:yaml.org,2002:map",
+    yaml.SequenceNode: "tag:yaml.org,2002:seq",
+}
 
 
 @dataclass
@@ -55,6 +65,18 @@ def _loc(file: str, node: yaml.Node) -> Location:
     return Location(file, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+class _Budget:
+    """Counts values built so far, so alias expansion cannot grow without bound."""
+
+    def __init__(self) -> None:
+        self.nodes = 0
+
+
+def _limit(message: str, file: str, node: yaml.Node, path: KeyPath, hint: str) -> SpecError:
+    shown = _dotted(path[:4]) + ("..." if len(path) > 4 else "")
+    return SpecError([Problem(message, _loc(file, node), shown, hint)])
+
+
 def _build(
     node: yaml.Node,
     path: KeyPath,
@@ -62,8 +84,50 @@ def _build(
     doc: Document,
     problems: list[Problem],
     constructor: yaml.constructor.SafeConstructor,
+    budget: _Budget | None = None,
 ) -> Any:
+    budget = budget or _Budget()
+    budget.nodes += 1
+    if budget.nodes > MAX_NODES:
+        top = doc.keys.get(path[:1])  # the aliased node's own position is its anchor's; name the key being built
+        if top is not None:
+            raise SpecError(
+                [
+                    Problem(
+                        f"the spec expands to more than {MAX_NODES:,} values (aliases expanded)",
+                        top,
+                        _dotted(path[:1]),
+                        "An alias (*name) repeats its anchor's whole value; nested aliases multiply. "
+                        "Write the values out.",
+                    )
+                ]
+            )
+        raise _limit(
+            f"the spec expands to more than {MAX_NODES:,} values (aliases expanded)",
+            file,
+            node,
+            path,
+            "An alias (*name) repeats its anchor's whole value; nested aliases multiply. Write the values out.",
+        )
+    if len(path) > MAX_NESTING:
+        raise _limit(
+            f"nesting deeper than {MAX_NESTING} levels (or an alias that contains itself)",
+            file,
+            node,
+            path,
+            "Specs are shallow; flatten the structure or remove the self-referencing alias.",
+        )
     doc.values[path] = _loc(file, node)
+    expected_tag = _STANDARD_TAGS.get(type(node))
+    if expected_tag is not None and node.tag != expected_tag:
+        problems.append(
+            Problem(
+                f"tag {node.tag!r} is not allowed; specs hold plain mappings, lists and scalars",
+                _loc(file, node),
+                _dotted(path),
+            )
+        )
+        return None
     if isinstance(node, yaml.MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -75,17 +139,61 @@ def _build(
                     )
                 )
                 key = str(key)
+            if isinstance(key, str) and _has_surrogate(key):
+                problems.append(Problem("key contains an unpaired surrogate (\\ud800-\\udfff)", _loc(file, key_node)))
+                key = key.encode("utf-8", "replace").decode("utf-8")
             if key in out:
                 first = doc.keys.get((*path, key))
                 where = f" (first defined at line {first.line})" if first else ""
                 problems.append(Problem(f"duplicate key {key!r}{where}", _loc(file, key_node), _dotted((*path, key))))
                 continue
             doc.keys[(*path, key)] = _loc(file, key_node)
-            out[key] = _build(value_node, (*path, key), file, doc, problems, constructor)
+            out[key] = _build(value_node, (*path, key), file, doc, problems, constructor, budget)
         return out
     if isinstance(node, yaml.SequenceNode):
-        return [_build(child, (*path, i), file, doc, problems, constructor) for i, child in enumerate(node.value)]
-    return constructor.construct_object(node, deep=True)
+        return [
+            _build(child, (*path, i), file, doc, problems, constructor, budget) for i, child in enumerate(node.value)
+        ]
+    value = constructor.construct_object(node, deep=True)
+    if isinstance(value, str) and _has_surrogate(value):
+        problems.append(
+            Problem(
+                "text contains an unpaired surrogate (\\ud800-\\udfff), which is not a character",
+                _loc(file, node),
+                _dotted(path),
+                "Write the character itself, or a surrogate pair for characters beyond U+FFFF.",
+            )
+        )
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_shape(text: str, file: str) -> None:
+    """Reject too-deep nesting from the event stream (the parser is iterative; composing recurses)."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_NESTING:
+                mark = event.start_mark
+                raise SpecError(
+                    [
+                        Problem(
+                            f"nesting deeper than {MAX_NESTING} levels",
+                            Location(file, mark.line + 1, mark.column + 1),
+                            hint="Specs are shallow; flatten the structure.",
+                        )
+                    ]
+                )
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
 
 
 def _dotted(path: KeyPath) -> str:
@@ -105,6 +213,7 @@ def load_text(text: str, file: str) -> Document:
     doc = Document(data={})
     problems: list[Problem] = []
     try:
+        _check_shape(text, file)
         loader = yaml.SafeLoader(text)
         try:
             node = loader.get_single_node()
@@ -119,6 +228,8 @@ def load_text(text: str, file: str) -> Document:
         raise SpecError([Problem(f"not valid YAML/JSON: {exc.problem or exc}", location)]) from None
     except yaml.YAMLError as exc:
         raise SpecError([Problem(f"not valid YAML/JSON: {exc}", Location(file))]) from None
+    except RecursionError:
+        raise SpecError([Problem(f"nesting deeper than {MAX_NESTING} levels", Location(file, 1, 1))]) from None
     if problems:
         raise SpecError(problems)
     if not isinstance(data, dict):
@@ -132,6 +243,19 @@ def load_file(path: str | Path, _chain: tuple[Path, ...] = ()) -> Document:
     path = Path(path)
     display = str(path)
     try:
+        if path.is_dir():
+            raise SpecError([Problem("is a folder, not a spec file", Location(display))])
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(
+                [
+                    Problem(
+                        f"spec file is {size:,} bytes; the limit is {MAX_SPEC_BYTES:,}",
+                        Location(display),
+                        hint="Specs describe data, they do not contain it: put long texts in haystack files.",
+                    )
+                ]
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError([Problem("spec file not found", Location(display))]) from None
@@ -152,6 +276,8 @@ def load_file(path: str | Path, _chain: tuple[Path, ...] = ()) -> Document:
     parent_path = (path.parent / parent_ref).resolve()
     if parent_path in _chain or parent_path == path.resolve() or len(_chain) > MAX_EXTENDS_DEPTH:
         raise SpecError([Problem(f"`extends` forms a cycle through {parent_ref}", where, "extends")])
+    if parent_path.exists() and not parent_path.is_file():
+        raise SpecError([Problem(f"`extends` must name a spec file; {parent_ref!r} is a folder", where, "extends")])
     if not parent_path.exists():
         raise SpecError(
             [Problem(f"extended spec {parent_ref!r} not found (looked at {parent_path})", where, "extends")]

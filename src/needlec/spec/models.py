@@ -7,11 +7,11 @@ and validated by the model that kind registered.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from needlec.spec.base import StrictModel
+from needlec.spec.base import KeyedValueError, StrictModel
 from needlec.spec.components import BuilderConfig, MetricConfig, NeedleConfig, SourceConfig, TokenizerConfig
 from needlec.spec.grid import Grid
 
@@ -75,7 +75,7 @@ class PlacementSpec(StrictModel):
         "it from the haystack. Default: a space for `sentence`, a newline "
         "for `line`, a blank line for `paragraph`, nothing for `none`.",
     )
-    multi: Literal["spread"] | list[float] = Field(
+    multi: Literal["spread"] | list[Annotated[float, Field(ge=0, le=100)]] = Field(
         "spread",
         description="With several needles: `spread` puts needle i of n at "
         "d + i*(100-d)/n, where d is the grid depth (Kamradt's rule); a list gives each needle "
@@ -224,11 +224,14 @@ class Spec(StrictModel):
     @model_validator(mode="after")
     def _consistent(self) -> Spec:
         labels = [t.label for t in self.tokenizers]
-        if len(set(labels)) != len(labels):
-            raise ValueError("tokenizers must have distinct names")
+        for i, label in enumerate(labels):
+            if label in labels[:i]:
+                raise KeyedValueError(
+                    f"tokenizer name {label!r} is used twice; names must be distinct", "tokenizers", i
+                )
         for axis, values in self.variants.items():
             if not values:
-                raise ValueError(f"variant axis {axis!r} has no values")
+                raise KeyedValueError(f"variant axis {axis!r} has no values", "variants", axis)
         return self
 
 

@@ -11,20 +11,30 @@ from needlec.errors import Problem
 from needlec.registry import did_you_mean
 from needlec.spec.loader import Document, KeyPath, dotted
 
+_TAG_KEYS = ("type", "metric")
 _QUOTED = re.compile(r"'([^']*)'")
 
 
-def data_path(data: Any, loc: tuple[Any, ...]) -> KeyPath:
+def data_path(data: Any, loc: tuple[Any, ...], kind: str = "missing") -> KeyPath:
     """Drop the parts of a pydantic error location that name union members, not data keys."""
     path: list[str | int] = []
     node = data
-    for part in loc:
+    for i, part in enumerate(loc):
+        is_tag = isinstance(node, dict) and any(node.get(tag) == part for tag in _TAG_KEYS)
+        if is_tag and i + 1 < len(loc):
+            continue  # a tagged union names the chosen kind (`url`) before the key inside it
         in_dict = isinstance(node, dict) and isinstance(part, str) and part in node
         in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_dict or in_list:
             path.append(part)
             node = node[part]
-        elif isinstance(node, dict) and isinstance(part, str) and part not in node and loc[-1] == part:
+        elif (
+            kind in ("missing", "extra_forbidden")
+            and isinstance(node, dict)
+            and isinstance(part, str)
+            and part not in node
+            and loc[-1] == part
+        ):
             path.append(part)  # a missing or unknown key: keep it so the message can name it
     return tuple(path)
 
@@ -59,11 +69,89 @@ def _schema_keys(schema: dict[str, Any], path: KeyPath) -> set[str]:
     return keys
 
 
+_SHAPE_ERRORS = {"dict_type", "model_type", "model_attributes_type", "list_type", "is_instance_of"}
+_EXPECTED = {
+    "int_type": "expected a whole number",
+    "int_parsing": "expected a whole number",
+    "int_from_float": "expected a whole number",
+    "float_type": "expected a number",
+    "float_parsing": "expected a number",
+    "finite_number": "expected a finite number",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+    "string_type": "expected text",
+    "dict_type": "expected a mapping of keys",
+    "model_type": "expected a mapping of keys",
+    "model_attributes_type": "expected a mapping of keys",
+    "list_type": "expected a list",
+    "none_required": "expected null",
+}
+_BOUNDS = {
+    "greater_than": ("gt", "must be greater than {}"),
+    "greater_than_equal": ("ge", "must be at least {}"),
+    "less_than": ("lt", "must be less than {}"),
+    "less_than_equal": ("le", "must be at most {}"),
+    "too_short": ("min_length", "needs at least {} entr(y/ies)"),
+    "too_long": ("max_length", "allows at most {} entr(y/ies)"),
+    "string_too_short": ("min_length", "needs at least {} character(s)"),
+    "string_too_long": ("max_length", "allows at most {} character(s)"),
+}
+SLUG_WORDING = "must be a slug: lowercase letters, digits, `-` and `_`, starting with a letter or digit"
+
+
+def _wording(kind: str, err: Any) -> str:
+    """Plain wording for one pydantic error type; no pydantic phrasing reaches the user."""
+    ctx = err.get("ctx", {}) or {}
+    got = f" (got {_short(err.get('input'))})"
+    if kind in _EXPECTED:
+        return _EXPECTED[kind] + got
+    if kind in _BOUNDS:
+        name, text = _BOUNDS[kind]
+        text = text.replace("entr(y/ies)", "entry" if ctx.get(name) == 1 else "entries")
+        return text.format(ctx.get(name)) + got
+    if kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern", ""))
+        return (SLUG_WORDING if "a-z0-9" in pattern else f"must match the pattern {pattern}") + got
+    if kind == "union_tag_not_found":
+        return f"a {str(ctx.get('discriminator', 'type')).strip(chr(39))!r} key is required to choose the kind"
+    msg = str(err.get("msg", "invalid value"))
+    msg = msg.replace("Input should be", "expected").replace("instance of ", "")
+    return msg + got
+
+
+def _shape_only(err: Any, path: KeyPath, others: list[tuple[Any, KeyPath]]) -> bool:
+    """A 'wrong shape' error from one union branch while another branch reports a real problem."""
+    if err["type"] == "literal_error":
+        # e.g. `multi: [150]`: the "spread" branch fails too, but the list branch names the real problem
+        return any(other is not err and len(p) > len(path) and p[: len(path)] == path for other, p in others)
+    if err["type"] not in _SHAPE_ERRORS:
+        return False
+    return any(
+        other is not err and other["type"] not in _SHAPE_ERRORS and other_path[: len(path)] == path
+        for other, other_path in others
+    )
+
+
 def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any], root: KeyPath = ()) -> list[Problem]:
     """Problems for every pydantic error, located in `doc` (under `root` for variant overrides)."""
     problems = []
-    for err in error.errors(include_url=False):
-        path = data_path(doc_data_at(doc, root), err["loc"])
+    errors = error.errors(include_url=False)
+    data = doc_data_at(doc, root)
+    located = [(err, data_path(data, err["loc"], err["type"])) for err in errors]
+    shapes: dict[KeyPath, list[str]] = {}
+    for err, path in located:
+        if err["type"] in _SHAPE_ERRORS and not _shape_only(err, path, located):
+            shapes.setdefault(path, []).append(_EXPECTED.get(err["type"], "").removeprefix("expected "))
+    for err, path in located:
+        if _shape_only(err, path, located):
+            continue
+        if err["type"] in _SHAPE_ERRORS:
+            if path not in shapes:
+                continue  # already reported with the other union branches
+            expected = " or ".join(dict.fromkeys(e for e in shapes.pop(path) if e)) or "another kind of value"
+            location = doc.locate(root + path)
+            problems.append(Problem(f"expected {expected} (got {_short(err.get('input'))})", location, dotted(path)))
+            continue
         kind = err["type"]
         msg = err["msg"]
         hint = ""
@@ -72,9 +160,16 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
             key = path[-1] if path else ""
             allowed = _schema_keys(schema, _clean(path[:-1]))
             msg = f"unknown key {key!r}"
-            hint = did_you_mean(str(key), allowed).lstrip("; ").capitalize()
-            if allowed:
-                hint = (hint + " " if hint else "") + "Allowed keys: " + ", ".join(sorted(allowed)) + "."
+            if key in allowed:
+                # the key exists, but for another kind (e.g. another needle `type`) than the one chosen
+                parent = doc_data_at(doc, root + path[:-1]) if path else {}
+                chosen = parent.get("type") if isinstance(parent, dict) else None
+                msg = f"key {key!r} is not used by this kind" + (f" (type {chosen!r})" if chosen else "")
+                hint = "It belongs to another kind; check the `type` key or remove this key."
+            else:
+                hint = did_you_mean(str(key), allowed).lstrip("; ").capitalize()
+                if allowed:
+                    hint = (hint + " " if hint else "") + "Allowed keys: " + ", ".join(sorted(allowed)) + "."
             prefer_key = True
         elif kind == "missing":
             msg = f"required key {path[-1]!r} is missing" if path else "a required key is missing"
@@ -85,17 +180,38 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
             tag_key = str(ctx.get("discriminator", "type")).strip("'")
             msg = f"unknown {tag_key} {ctx.get('tag')!r}; expected one of: {', '.join(expected)}"
             hint = did_you_mean(str(ctx.get("tag")), expected).lstrip("; ").capitalize()
+            tag_path = (*path, tag_key)
+            if root + tag_path in doc.values:
+                path = tag_path
         elif kind == "literal_error":
             expected = _QUOTED.findall(str(err.get("ctx", {}).get("expected", "")))
             msg = f"expected one of {', '.join(repr(e) for e in expected)}, got {err.get('input')!r}"
             hint = did_you_mean(str(err.get("input")), expected).lstrip("; ").capitalize()
-        elif kind == "value_error":
-            msg = msg.removeprefix("Value error, ")
+        elif kind in ("value_error", "assertion_error"):
+            msg = msg.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+            cause = (err.get("ctx") or {}).get("error")
+            extra = getattr(cause, "key_path", ())
+            if extra and path and path[-1] == extra[0]:
+                extra = extra[1:]  # a field validator's location already names its field
+            if extra and _exists(data, (*path, *extra)):
+                path = (*path, *extra)
         else:
-            msg = f"{msg} (got {_short(err.get('input'))})"
+            msg = _wording(kind, err)
         location = doc.locate(root + path, prefer_key=prefer_key)
         problems.append(Problem(msg, location, dotted(path), hint))
     return problems
+
+
+def _exists(data: Any, path: KeyPath) -> bool:
+    node = data
+    for part in path:
+        if (isinstance(node, dict) and part in node) or (
+            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        ):
+            node = node[part]
+        else:
+            return False
+    return True
 
 
 def doc_data_at(doc: Document, root: KeyPath) -> Any:

@@ -1,56 +1,207 @@
-"""Write a whole output directory or nothing: build it beside the target, then rename it in.
+"""Write a whole output folder or nothing, and never replace a folder that is not ours.
 
-An interrupted compile (Ctrl-C, SIGTERM, an exception) removes its temporary directory. A
-SIGKILL cannot be caught; its leftover is a hidden `.NAME.partial-*` folder that the next run
-for the same output removes.
+Rules for a target folder (compile `-o`, `publish --to`, `download`, the site's generated pages):
+
+* it may be replaced only if it is missing, empty, or already a folder this tool wrote (the
+  `owned` test: for datasets, a `manifest.json` written by needlec); anything else is refused;
+* `/`, the home folder, the current folder and every ancestor of the current folder or of a
+  guarded path (the spec) are always refused, as is an existing file;
+* a lock beside the target makes a second concurrent writer fail at once instead of mixing output;
+* the new folder is built beside the target and swapped in with one atomic exchange
+  (`renameat2(RENAME_EXCHANGE)` on Linux), so there is no moment without a complete folder. Where
+  the exchange is unavailable, two renames are used; a crash between them leaves the old folder
+  as `.NAME.partial-old-*`, and the next run refuses to go on and says how to restore it.
+
+An interrupted write (Ctrl-C, SIGTERM, an exception) removes its temporary folder. A SIGKILL
+cannot be caught; its leftover `.NAME.partial-*` folder is removed by the next run.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import errno
+import json
 import os
 import shutil
 import signal
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from types import FrameType
+from typing import IO
+
+from needlec.errors import OutputError
 
 PARTIAL = ".partial-"
+OLD = "old-"
+LOCK = ".lock"
+MANIFEST = "manifest.json"
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-@contextmanager
-def atomic_directory(target: Path) -> Iterator[Path]:
-    """Yield a fresh temporary directory; on success it replaces `target` in one rename."""
-    target = target.resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
+def is_needlec_dataset(folder: Path) -> bool:
+    """True when `folder` holds a manifest written by needlec (a dataset, release or download)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and "needlec_version" in manifest
+
+
+def check_target(
+    target: Path,
+    owned: Callable[[Path], bool] = is_needlec_dataset,
+    guard: Iterable[Path] = (),
+    what: str = "a needlec dataset",
+) -> Path:
+    """Resolve `target` and refuse (OutputError, exit 2) any folder that must not be replaced."""
+    resolved = Path(os.path.abspath(os.path.expanduser(target)))
+    resolved = resolved.parent.resolve() / resolved.name if resolved.name else resolved.resolve()
+    if resolved.is_symlink():
+        resolved = resolved.resolve()
+    cwd = Path.cwd().resolve()
+    home = Path.home().resolve()
+    protected: dict[Path, str] = {Path(resolved.anchor): "the file system root", home: "your home folder"}
+    protected[cwd] = "the current folder"
+    for parent in cwd.parents:
+        protected.setdefault(parent, "an ancestor of the current folder")
+    for path in guard:
+        path = Path(path).resolve()
+        protected.setdefault(path, "an input of this command")
+        for parent in path.parents:
+            protected.setdefault(parent, f"a folder that contains {path.name}")
+    if resolved in protected:
+        raise OutputError(
+            f"refusing to write to {target}: it is {protected[resolved]}, and writing replaces the whole folder. "
+            "Name a new or empty folder, e.g. -o build/NAME."
+        )
+    if resolved.exists() and not resolved.is_dir():
+        raise OutputError(f"refusing to write to {target}: it is an existing file, not a folder; nothing was changed")
+    if resolved.is_dir() and any(resolved.iterdir()) and not owned(resolved):
+        raise OutputError(
+            f"refusing to replace {target}: it is not empty and not {what}. "
+            "Only a missing folder, an empty folder or one this tool wrote is replaced; "
+            "choose another folder or empty this one yourself."
+        )
+    return resolved
+
+
+def inside(root: Path, relative: str) -> Path:
+    """`root / relative`, refusing any path that would land outside `root` (`..`, absolute, links)."""
+    base = root.resolve()
+    path = (base / relative).resolve()
+    if path != base and base not in path.parents:
+        raise OutputError(f"refusing to write {relative!r}: it would land outside the output folder")
+    return path
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2); False when the system cannot."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    libc = ctypes.CDLL(name, use_errno=True)
+    function = getattr(libc, "renameat2", None)
+    if function is None:
+        return False
+    result = function(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _lock(target: Path) -> IO[bytes]:
+    import fcntl
+
+    path = target.parent / f".{target.name}{LOCK}"
+    handle = path.open("ab")
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise OutputError(
+            f"another needlec command is writing {target} right now; wait for it to finish (lock: {path})"
+        ) from None
+    return handle
+
+
+def _unlock(target: Path, handle: IO[bytes]) -> None:
+    path = target.parent / f".{target.name}{LOCK}"
+    with suppress(OSError):
+        path.unlink()
+    handle.close()
+
+
+def _clean_leftovers(target: Path) -> None:
+    olds = sorted(target.parent.glob(f".{target.name}{PARTIAL}{OLD}*"))
+    if olds and not target.exists():
+        raise OutputError(
+            f"an earlier run was interrupted while replacing {target}; the previous folder is safe at "
+            f"{olds[0]}. Restore it with `mv {olds[0]} {target}` (or delete it), then run again."
+        )
     for stale in target.parent.glob(f".{target.name}{PARTIAL}*"):
         shutil.rmtree(stale, ignore_errors=True)
-    tmp = target.parent / f".{target.name}{PARTIAL}{uuid.uuid4().hex[:12]}"
-    tmp.mkdir()
-    previous = None
+
+
+@contextmanager
+def atomic_directory(
+    target: Path,
+    owned: Callable[[Path], bool] = is_needlec_dataset,
+    guard: Iterable[Path] = (),
+    what: str = "a needlec dataset",
+) -> Iterator[Path]:
+    """Yield a fresh temporary folder; on success it replaces `target` in one atomic swap.
+
+    `target` is checked first (see the module rules); `owned` says which existing folders may be
+    replaced and `guard` lists inputs whose folders must never be replaced.
+    """
+    target = check_target(Path(target), owned, guard, what)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = _lock(target)
     try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread: leave signal handling alone
+        # checked again under the lock: another writer may have finished in between
+        target = check_target(target, owned, guard, what)
+        _clean_leftovers(target)
+        tmp = target.parent / f".{target.name}{PARTIAL}{uuid.uuid4().hex[:12]}"
+        tmp.mkdir()
         previous = None
-    try:
-        yield tmp
-        if target.exists():
-            old = target.parent / f".{target.name}{PARTIAL}old-{uuid.uuid4().hex[:12]}"
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        try:
+            previous = signal.signal(signal.SIGTERM, _terminate)
+        except ValueError:  # not the main thread: leave signal handling alone
+            previous = None
+        try:
+            yield tmp
+            _swap(tmp, target)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        _unlock(target, lock)
+
+
+def _swap(tmp: Path, target: Path) -> None:
+    if not target.exists():
+        os.replace(tmp, target)
+        return
+    if _exchange(tmp, target):
+        shutil.rmtree(tmp, ignore_errors=True)  # `tmp` now holds the old folder
+        return
+    old = target.parent / f".{target.name}{PARTIAL}{OLD}{uuid.uuid4().hex[:12]}"
+    os.replace(target, old)
+    os.replace(tmp, target)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_file_atomic(path: Path, data: bytes) -> None:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from needlec.errors import SourceError
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText, sha256_of
+from needlec.spec.base import KeyedValueError
 
 SUFFIXES = {".txt", ".md", ".jsonl"}
 
@@ -29,6 +30,25 @@ class FilesSource(SourceSpec):
         "utf-8",
         description="Text encoding of the files; a file that does not decode is an error, never silently replaced.",
     )
+
+    @field_validator("paths")
+    @classmethod
+    def _relative(cls, paths: list[str]) -> list[str]:
+        for i, pattern in enumerate(paths):
+            if not pattern.strip():
+                raise KeyedValueError("a path pattern must not be empty", "paths", i)
+            if (
+                PurePosixPath(pattern).is_absolute()
+                or PureWindowsPath(pattern).is_absolute()
+                or pattern.startswith("~")
+            ):
+                raise KeyedValueError(
+                    f"path pattern {pattern!r} is absolute; patterns are relative to the spec file's folder "
+                    "(use ../ to reach a sibling folder)",
+                    "paths",
+                    i,
+                )
+        return paths
 
     def preflight(self, ctx: SourceContext) -> list[str]:
         """Patterns that match no file, reported at validation time."""

@@ -1,12 +1,16 @@
 """Haystack text downloaded over HTTP(S), pinned by sha256 and cached on disk.
 
 The pin makes a compile reproducible: a changed file is an error, not a silent new dataset.
-Downloads go to a temporary file and are renamed into the cache only after the hash matches.
+Downloads stream to a temporary file (memory stays bounded whatever the size) and are renamed
+into the cache only after the hash matches, so a truncated body is never cached. Each attempt has
+a total deadline; client errors (4xx except 429) are not retried; messages never show secrets.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
+import os
 import time
 import urllib.error
 import urllib.request
@@ -18,7 +22,7 @@ from pydantic import Field
 from needlec.errors import SourceError
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceSpec, SourceText
 from needlec.haystacks.sources.files import parse_bytes
-from needlec.util.atomic import write_file_atomic
+from needlec.util.redact import redact
 
 
 class UrlSource(SourceSpec):
@@ -39,53 +43,107 @@ class UrlSource(SourceSpec):
     )
     field: str = Field("text", description="For `jsonl`: the key that holds each record's text.")
     encoding: str = Field("utf-8", description="Text encoding of the file.")
-    timeout: float = Field(30.0, gt=0, description="Seconds to wait for the server per attempt.")
+    timeout: float = Field(30.0, gt=0, description="Seconds to wait for the server to answer or send more data.")
+    deadline: float = Field(
+        600.0,
+        gt=0,
+        description="Most seconds one download attempt may take in total, however slowly the server sends.",
+    )
     retries: int = Field(
         3,
         ge=0,
         le=10,
-        description="Extra attempts after a failed download, with exponential backoff (0.5 s, 1 s, 2 s, ...).",
+        description="Extra attempts after a failed download, with exponential backoff (0.5 s, 1 s, 2 s, ...). "
+        "Client errors (HTTP 4xx other than 429) are not retried.",
     )
 
 
-def _download(config: UrlSource, target: Path) -> bytes:
+CHUNK = 1 << 16
+
+
+class _Fatal(Exception):
+    """A failure that another attempt cannot fix (HTTP 4xx other than 429, a hash mismatch)."""
+
+
+def _attempt(config: UrlSource, part: Path) -> str:
+    """One download into `part`, streamed in chunks; returns the sha256 of what arrived."""
+    started = time.monotonic()
+    request = urllib.request.Request(config.url, headers={"User-Agent": "needlec"})
+    digest = hashlib.sha256()
+    received = 0
+    with urllib.request.urlopen(request, timeout=min(config.timeout, config.deadline)) as response:
+        declared = response.headers.get("Content-Length")
+        expected = int(declared) if declared and declared.isdigit() else None
+        with part.open("wb") as out:
+            while True:
+                left = config.deadline - (time.monotonic() - started)
+                if left <= 0:
+                    raise TimeoutError(f"the download took longer than the {config.deadline:g} s deadline")
+                sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+                if sock is not None:
+                    sock.settimeout(max(0.01, min(config.timeout, left)))
+                block = response.read(CHUNK)
+                if not block:
+                    break
+                digest.update(block)
+                out.write(block)
+                received += len(block)
+    if expected is not None and received != expected:
+        raise ConnectionError(f"the body was cut short: received {received:,} of {expected:,} bytes")
+    return digest.hexdigest()
+
+
+def _download(config: UrlSource, target: Path) -> None:
+    """Download to a temporary file beside `target`; rename it into place only when the hash matches."""
     last_error = ""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    label = redact(config.url)
     for attempt in range(config.retries + 1):
         if attempt:
             time.sleep(0.5 * 2 ** (attempt - 1))
+        part = target.with_name(f"{target.name}.{uuid.uuid4().hex}.part")
         try:
-            request = urllib.request.Request(config.url, headers={"User-Agent": "needlec"})
-            with urllib.request.urlopen(request, timeout=config.timeout) as response:
-                data: bytes = response.read()
-        except urllib.error.HTTPError as exc:
-            last_error = f"HTTP {exc.code} {exc.reason}"
-            if exc.code < 500 and exc.code != 429:
-                break
-            continue
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            last_error = str(getattr(exc, "reason", exc))
-            continue
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != config.sha256:
-            raise SourceError(
-                f"url source {config.url}: sha256 mismatch: the spec pins {config.sha256} but the server sent {actual}"
-            )
-        write_file_atomic(target, data)
-        return data
-    raise SourceError(f"url source {config.url}: download failed after {config.retries + 1} attempt(s): {last_error}")
+            try:
+                actual = _attempt(config, part)
+            except urllib.error.HTTPError as exc:
+                last_error = f"HTTP {exc.code} {exc.reason}"
+                if 400 <= exc.code < 500 and exc.code != 429:
+                    raise _Fatal(last_error) from None
+                continue
+            except (urllib.error.URLError, http.client.HTTPException, TimeoutError, OSError) as exc:
+                reason = getattr(exc, "reason", None) or exc
+                if isinstance(exc, http.client.HTTPException) and not isinstance(exc, http.client.IncompleteRead):
+                    reason = f"not a valid HTTP response ({type(exc).__name__}: {exc})"
+                last_error = str(reason)
+                continue
+            if actual != config.sha256:
+                raise _Fatal(f"sha256 mismatch: the spec pins {config.sha256} but the server sent {actual}")
+            os.replace(part, target)
+            return
+        except _Fatal as exc:
+            raise SourceError(redact(f"url source {label}: {exc}")) from None
+        finally:
+            part.unlink(missing_ok=True)
+    raise SourceError(
+        redact(f"url source {label}: download failed after {config.retries + 1} attempt(s): {last_error}")
+    )
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @SOURCES.register("url", UrlSource)
 def load_url(config: UrlSource, ctx: SourceContext) -> SourceText:
     """A file downloaded over HTTP(S), pinned by sha256."""
     cached = ctx.cache_dir / "url" / config.sha256
-    data = None
-    if cached.exists():
-        data = cached.read_bytes()
-        if hashlib.sha256(data).hexdigest() != config.sha256:
-            data = None
-    if data is None:
-        data = _download(config, cached)
+    if not (cached.is_file() and _sha256_file(cached) == config.sha256):
+        _download(config, cached)
+    data = cached.read_bytes()
     suffix = ".jsonl" if config.format == "jsonl" else ".txt"
     documents = parse_bytes(data, suffix, config.url, config.field, config.encoding)
     return SourceText(name=f"url:{config.url}", documents=tuple(documents), sha256=config.sha256, origin=config.url)
