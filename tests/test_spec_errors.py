@@ -116,12 +116,12 @@ CASES = [
         "lenghts:",
         ("grid.lenghts: unknown key 'lenghts'", "Did you mean 'lengths'?"),
     ),
-    Case("wrong-type-seed", edit("seed: 7", "seed: abc"), "seed: abc", ("seed:", "valid integer", "'abc'")),
+    Case("wrong-type-seed", edit("seed: 7", "seed: abc"), "seed: abc", ("seed:", "expected a whole number", "'abc'")),
     Case(
         "wrong-type-repeats",
         edit("  repeats: 1", "  repeats: many"),
         "repeats: many",
-        ("grid.repeats:", "valid integer", "'many'"),
+        ("grid.repeats:", "expected a whole number", "'many'"),
     ),
     Case(
         "unknown-source-type",
