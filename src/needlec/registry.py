@@ -100,3 +100,7 @@ def registry_union(registry: Registry[Any], tag: str, default: str | None = None
         return value
 
     return Annotated[union, BeforeValidator(fill_default)]
+
+
+METRICS: Registry[Any] = Registry("metrics")
+"""Scoring metrics (`scoring: {metric: NAME}`); the built-ins live in `needlec.scoring.metrics`."""

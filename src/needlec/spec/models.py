@@ -16,14 +16,15 @@ from needlec.haystacks.builders import BuilderConfig
 from needlec.haystacks.sources import SOURCES
 from needlec.kinds import latent_hop  # noqa: F401  (registers the latent_hop needle kind)
 from needlec.kinds.base import NEEDLES
-from needlec.registry import registry_union
-from needlec.scoring.metrics import MetricConfig
+from needlec.registry import METRICS, registry_union
+from needlec.scoring import metrics as _metrics  # noqa: F401  (registers the built-in metrics)
 from needlec.spec.base import StrictModel
 from needlec.spec.grid import Grid
 from needlec.tokenizer import TiktokenConfig, TokenizerConfig
 
 SourceConfig = registry_union(SOURCES, "type")
 NeedleConfig = registry_union(NEEDLES, "type", default="template")
+MetricConfig = registry_union(METRICS, "metric")
 
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
 
@@ -177,8 +178,9 @@ class Spec(StrictModel):
         examples=[[{"metric": "rouge1_precision", "max": 0.1, "against": "needle"}]],
     )
     scoring: MetricConfig = Field(
-        description="How a runner scores a response.",  # type: ignore[valid-type]
-        examples=[{"metric": "contains"}],
+        description="How a response is scored: any registered metric, by its `metric:` name "
+        "(see the scoring page of the docs).",  # type: ignore[valid-type]
+        examples=[{"metric": "contains"}, {"metric": "final_answer", "then": {"metric": "contains"}}],
     )
     variants: dict[str, dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
