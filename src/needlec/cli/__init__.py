@@ -12,6 +12,7 @@ from pathlib import Path
 from needlec import __version__
 from needlec.cli.filter import add_filter_command
 from needlec.cli.publish import add_publish_commands
+from needlec.cli.score import add_score_command
 from needlec.cli.site import add_site_command
 from needlec.errors import NeedlecError
 
@@ -239,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_filter_command(sub)
     add_publish_commands(sub)
     add_site_command(sub)
+    add_score_command(sub)
     return parser
 
 
