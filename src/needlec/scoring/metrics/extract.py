@@ -78,6 +78,7 @@ class FinalAnswerConfig(MetricConfig):
     )
     then: dict[str, Any] = Field(
         default_factory=lambda: {"metric": "contains"},
+        validate_default=True,
         description="The metric applied to the extracted answer, as a `scoring:` mapping.",
     )
 
@@ -89,9 +90,11 @@ class FinalAnswerConfig(MetricConfig):
             raise ValueError("final_answer cannot wrap itself")
         if name not in METRICS:
             raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS.names())}")
-        config = {k: v for k, v in value.items() if k != "version"}
-        METRICS.get(str(name)).config.model_validate(config)
-        return config
+        config = METRICS.get(str(name)).config.model_validate({k: v for k, v in value.items() if k != "version"})
+        dumped: dict[str, Any] = config.model_dump(mode="json")
+        if "version" in value and value["version"] != dumped.get("version"):
+            raise ValueError(f"{name} version {value['version']} is not the implemented version {dumped.get('version')}")
+        return dumped
 
 
 @METRICS.register("final_answer", FinalAnswerConfig)
@@ -101,6 +104,6 @@ def final_answer(cfg: FinalAnswerConfig, response: str, item: Mapping[str, Any])
     if answer is None:
         return 0.0, {"extracted": None}
     component = METRICS.get(str(cfg.then["metric"]))
-    inner = component.config.model_validate(cfg.then)
+    inner = component.config.model_validate({k: v for k, v in cfg.then.items() if k != "version"})
     score, details = component.factory(inner, answer, item)
     return score, {"extracted": answer, "by": how, **details}
