@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from needlec import __version__
+from needlec.cli.export import add_export_command
 from needlec.cli.filter import add_filter_command
 from needlec.cli.publish import add_publish_commands
 from needlec.cli.score import add_score_command
@@ -241,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_publish_commands(sub)
     add_site_command(sub)
     add_score_command(sub)
+    add_export_command(sub)
     return parser
 
 

@@ -60,6 +60,17 @@ class _Judge:
         return float(score), details
 
 
+def score_response(item: dict[str, Any], response: str) -> tuple[float, dict[str, Any]]:
+    """Score one response to one item (schema 2 or older shape) with the metric the item names.
+
+    This is what runner integrations call (the exported Inspect scorer and lm-eval
+    `process_results`), so every runner judges exactly as `needlec score` does.
+    """
+    from needlec.scoring.dataset import to_contract
+
+    return _Judge()(to_contract(item), response)
+
+
 def _first(ids: Iterable[str]) -> str:
     ids = list(ids)
     head = ", ".join(ids[:SHOW])
