@@ -61,7 +61,9 @@ def test_needlebench_overall_v1_and_v2() -> None:
     for lang, s in (("en", [1, 1]), ("zh", [1, 0])):
         rows += [row(x, family="needlebench", task="S-RT", languages={"needle": lang}) for x in s]
     rows += [row(0.6, family="needlebench", task="m-rt", languages={"needle": lang}) for lang in ("en", "zh")]
-    rows += [row(float(lang == "zh"), family="needlebench", task="m-rs", languages={"needle": lang}) for lang in ("en", "zh")]
+    rows += [
+        row(float(lang == "zh"), family="needlebench", task="m-rs", languages={"needle": lang}) for lang in ("en", "zh")
+    ]
     got = agg.needlebench_overall(rows)
     assert got["tasks"] == {"m-rs": 50.0, "m-rt": 60.0, "s-rt": 75.0}
     assert got["overall_v1"] == pytest.approx(0.4 * 75 + 0.3 * 60 + 0.3 * 50)
@@ -69,8 +71,14 @@ def test_needlebench_overall_v1_and_v2() -> None:
 
 
 def test_position_bands_and_degradation() -> None:
-    rows = [row(1.0, depth_percent=0.0), row(1.0, depth_percent=20.0), row(0.0, depth_percent=50.0),
-            row(1.0, depth_percent=50.0), row(0.0, depth_percent=80.0), row(1.0, depth_percent=100.0)]
+    rows = [
+        row(1.0, depth_percent=0.0),
+        row(1.0, depth_percent=20.0),
+        row(0.0, depth_percent=50.0),
+        row(1.0, depth_percent=50.0),
+        row(0.0, depth_percent=80.0),
+        row(1.0, depth_percent=100.0),
+    ]
     got = agg.position_bands(rows)
     assert (got["beginning"]["mean"], got["middle"]["mean"], got["end"]["mean"]) == (100.0, 50.0, 50.0)
     assert got["degradation"] == 25.0
@@ -79,16 +87,22 @@ def test_position_bands_and_degradation() -> None:
 
 def test_multi_needle_items_count_per_needle() -> None:
     needles = [{"role": "target", "depth_percent": d} for d in (10.0, 50.0, 90.0)]
-    r = Scored({"id": "m", "context_length": 1000, "depth_percent": 10.0, "needles": needles}, 2 / 3,
-               {"hits": [True, False, True]})
+    r = Scored(
+        {"id": "m", "context_length": 1000, "depth_percent": 10.0, "needles": needles},
+        2 / 3,
+        {"hits": [True, False, True]},
+    )
     got = agg.position_bands([r])
     assert (got["beginning"]["mean"], got["middle"]["mean"], got["end"]["mean"]) == (100.0, 0.0, 100.0)
 
 
 def test_effective_length_prefix_rule_on_a_non_monotone_curve() -> None:
     # Scores by length: 1000 -> 100, 2000 -> 90, 4000 -> 50, 8000 -> 95.
-    rows = [row(s, context_length=length) for length, ss in
-            ((1000, [1, 1]), (2000, [1] * 9 + [0]), (4000, [1, 0]), (8000, [1] * 19 + [0])) for s in ss]
+    rows = [
+        row(s, context_length=length)
+        for length, ss in ((1000, [1, 1]), (2000, [1] * 9 + [0]), (4000, [1, 0]), (8000, [1] * 19 + [0]))
+        for s in ss
+    ]
     got = agg.effective_lengths(rows, baseline=100.0)
     assert got["ruler"]["effective_length"] == 2000  # 90 >= 85.6; 4000 fails, 8000 never counts
     assert got["ruler"]["first_failing_length"] == 4000
@@ -116,8 +130,11 @@ def test_circular_groups_and_acc_1() -> None:
 
 
 def test_heatmap_cells_and_disagreement() -> None:
-    rows = [row(1.0, context_length=1000, depth_percent=0.0), row(0.0, context_length=1000, depth_percent=0.0),
-            row(1.0, context_length=2000, depth_percent=50.0)]
+    rows = [
+        row(1.0, context_length=1000, depth_percent=0.0),
+        row(0.0, context_length=1000, depth_percent=0.0),
+        row(1.0, context_length=2000, depth_percent=50.0),
+    ]
     got = agg.heatmap(rows)
     assert got["lengths"] == [1000, 2000] and got["depths"] == [0.0, 50.0]
     assert got["cells"] == [[50.0, None], [None, 100.0]]

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import SPECS
 
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
@@ -46,8 +45,19 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 @pytest.fixture(scope="module")
 def niah(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("score-niah") / "ds"
-    done = run("compile", str(SPECS / "niah.yaml"), "-o", str(out), "-q", "--select", "length=1000",
-               "--select", "depth=0,50", "--select", "tokenizer=cl100k_base")
+    done = run(
+        "compile",
+        str(SPECS / "niah.yaml"),
+        "-o",
+        str(out),
+        "-q",
+        "--select",
+        "length=1000",
+        "--select",
+        "depth=0,50",
+        "--select",
+        "tokenizer=cl100k_base",
+    )
     assert done.returncode == 0, done.stderr
     return out
 
@@ -55,8 +65,19 @@ def niah(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def nolima(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("score-nolima") / "ds"
-    done = run("compile", str(SPECS / "nolima.yaml"), "-o", str(out), "-q", "--select", "config=main,cot",
-               "--select", "length=250,4000", "--select", "depth=0")
+    done = run(
+        "compile",
+        str(SPECS / "nolima.yaml"),
+        "-o",
+        str(out),
+        "-q",
+        "--select",
+        "config=main,cot",
+        "--select",
+        "length=250,4000",
+        "--select",
+        "depth=0",
+    )
     assert done.returncode == 0, done.stderr
     return out
 
@@ -104,7 +125,9 @@ def test_report_is_byte_identical_on_rerun(niah: Path, tmp_path: Path) -> None:
     outs = []
     for name in ("a", "b"):
         assert run("score", str(niah), str(responses), "-o", str(tmp_path / name)).returncode == 0
-        outs.append({p.relative_to(tmp_path / name): p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()})
+        outs.append(
+            {p.relative_to(tmp_path / name): p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()}
+        )
     assert outs[0] == outs[1]
     assert len(outs[0]) == 2 + 3 * 4
 
@@ -114,14 +137,25 @@ def test_native_runner_outputs_give_the_same_scores(niah: Path, tmp_path: Path) 
     write_jsonl(tmp_path / "plain.jsonl", plain)
     write_jsonl(
         tmp_path / "batch.jsonl",
-        [{"id": f"batch_{i}", "custom_id": r["id"], "response": {"status_code": 200, "body": {
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": r["response"]}}]}}, "error": None}
-         for i, r in enumerate(plain)],
+        [
+            {
+                "id": f"batch_{i}",
+                "custom_id": r["id"],
+                "response": {
+                    "status_code": 200,
+                    "body": {"choices": [{"index": 0, "message": {"role": "assistant", "content": r["response"]}}]},
+                },
+                "error": None,
+            }
+            for i, r in enumerate(plain)
+        ],
     )
     write_jsonl(
         tmp_path / "samples_niah.jsonl",
-        [{"doc_id": i, "doc": {"id": r["id"]}, "resps": [[r["response"]]], "filtered_resps": [r["response"]]}
-         for i, r in enumerate(plain)],
+        [
+            {"doc_id": i, "doc": {"id": r["id"]}, "resps": [[r["response"]]], "filtered_resps": [r["response"]]}
+            for i, r in enumerate(plain)
+        ],
     )
     samples = [{"id": r["id"], "epoch": 1, "output": {"completion": r["response"]}} for r in plain]
     (tmp_path / "log.json").write_text(json.dumps({"eval": {"task": "niah"}, "samples": samples}, indent=2))
@@ -192,6 +226,11 @@ def test_nolima_whole_word_and_final_answer(nolima: Path, tmp_path: Path) -> Non
         assert summary["configs"][config]["mean"] == pytest.approx(100 * sum(scores) / len(scores), abs=1e-4)
     main = summary["configs"]["main"]
     # NoLiMa's base score is the mean over lengths <= 1000: here the 250-token items only.
-    main_250 = [e for e, item in zip(expected["main"], [i for i in items(nolima) if i["config"] == "main"], strict=True)
-                if item["context_length"] == 250]
-    assert main["effective_length"]["nolima"]["base_score"] == pytest.approx(100 * sum(main_250) / len(main_250), abs=1e-4)
+    main_250 = [
+        e
+        for e, item in zip(expected["main"], [i for i in items(nolima) if i["config"] == "main"], strict=True)
+        if item["context_length"] == 250
+    ]
+    assert main["effective_length"]["nolima"]["base_score"] == pytest.approx(
+        100 * sum(main_250) / len(main_250), abs=1e-4
+    )

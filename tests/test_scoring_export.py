@@ -35,8 +35,20 @@ def test_prompts_and_openai_batch(dataset: Path, tmp_path: Path) -> None:
     rows = [json.loads(x) for x in (tmp_path / "p" / "prompts.jsonl").read_text().splitlines()]
     assert sorted(r["id"] for r in rows) == sorted(ids(dataset))
     assert all("<document>" in r["prompt"] and r["max_new_tokens"] == 128 for r in rows)
-    done = run("export", str(dataset), "--to", "openai-batch", "-o", str(tmp_path / "b"), "--model", "m1",
-               "--tokenizer", "cl100k_base", "--max-tokens", "40")
+    done = run(
+        "export",
+        str(dataset),
+        "--to",
+        "openai-batch",
+        "-o",
+        str(tmp_path / "b"),
+        "--model",
+        "m1",
+        "--tokenizer",
+        "cl100k_base",
+        "--max-tokens",
+        "40",
+    )
     assert done.returncode == 0, done.stderr
     reqs = [json.loads(x) for x in (tmp_path / "b" / "requests.jsonl").read_text().splitlines()]
     assert sorted(r["custom_id"] for r in reqs) == sorted(ids(dataset))

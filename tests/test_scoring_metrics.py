@@ -34,9 +34,7 @@ def test_name_inside_another_word_is_not_found(name: str, response: str) -> None
     assert judge(C, response, answers=[[name]]) == 0.0
 
 
-@pytest.mark.parametrize(
-    "response", ["Esi.", "It is Esi", "esi", "(Esi)", "«Esi»", "The answer: ESI!", "Esi's house"]
-)
+@pytest.mark.parametrize("response", ["Esi.", "It is Esi", "esi", "(Esi)", "«Esi»", "The answer: ESI!", "Esi's house"])
 def test_name_as_a_word_is_found(response: str) -> None:
     assert judge(C, response, answers=[["Esi"]]) == 1.0
 

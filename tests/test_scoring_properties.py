@@ -12,9 +12,9 @@ from needlec.registry import METRICS
 from needlec.scoring import metrics as _metrics  # noqa: F401
 from needlec.scoring.normalize import PRESETS, Normalization, normalize
 
-TEXT = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40
-) | st.sampled_from(["Esi", "beside", "东京", "राम।", "سامي؟", "7,504,196", "Answer: B", r"\boxed{x}", "yes", "no"])
+TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40) | st.sampled_from(
+    ["Esi", "beside", "东京", "राम।", "سامي؟", "7,504,196", "Answer: B", r"\boxed{x}", "yes", "no"]
+)
 ALIASES = st.lists(st.lists(TEXT, min_size=1, max_size=3), min_size=1, max_size=3)
 CONFIGS: list[dict[str, Any]] = [
     {"metric": "contains"},

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 RUN_HINTS = {
-    "prompts": "feed DIR/prompts.jsonl to your completion runner; write {{\"id\", \"response\"}} lines",
+    "prompts": 'feed DIR/prompts.jsonl to your completion runner; write {{"id", "response"}} lines',
     "openai-batch": "upload DIR/requests.jsonl to the Batch API; score its output file directly",
     "inspect": "inspect eval {out}/task.py --model openai/MODEL; then needlec score DATASET logs/*.eval",
     "lm-eval": "cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "

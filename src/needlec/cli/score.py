@@ -25,7 +25,9 @@ def cmd_score(args: argparse.Namespace) -> int:
     if result.missing:
         print(f"warning: {bookkeeping['missing']} item(s) had no response and were left out", file=sys.stderr)
     if result.unknown:
-        print(f"warning: {bookkeeping['unknown']} response id(s) are not in the dataset and were ignored", file=sys.stderr)
+        print(
+            f"warning: {bookkeeping['unknown']} response id(s) are not in the dataset and were ignored", file=sys.stderr
+        )
     overall = result.summary["overall"]
     print(f"scored {bookkeeping['scored_items']} items: mean {overall['mean']} points (95% CI {overall['ci95']})")
     for name, cfg in result.summary["configs"].items():
@@ -40,20 +42,26 @@ def add_score_command(sub: Any) -> None:
         "score",
         help="score a runner's responses against a compiled dataset",
         description="Judge each response with the metric its item names (the `scoring` field), then "
-        "write REPORT/scores.jsonl (one line per item), REPORT/summary.json (aggregates with 95%% "
+        "write REPORT/scores.jsonl (one line per item), REPORT/summary.json (aggregates with 95% "
         "intervals: by length, by depth, heatmap, position bands, effective lengths, family scores) and "
-        "REPORT/plots/. RESPONSES are JSONL files of {\"id\", \"response\"} or the native outputs of "
+        'REPORT/plots/. RESPONSES are JSONL files of {"id", "response"} or the native outputs of '
         "Inspect, lm-evaluation-harness or the OpenAI Batch API, detected automatically. Offline and "
         "deterministic: the same inputs give the same bytes.",
     )
     p.add_argument("dataset", metavar="DATASET", help="a compiled dataset folder (or one items JSONL file)")
     p.add_argument("responses", nargs="+", metavar="RESPONSES", help="response files; several are combined")
     p.add_argument("-o", "--output", required=True, metavar="REPORT", help="report folder (replaced if it is a report)")
-    p.add_argument("--allow-missing", action="store_true", help="score a partial run: items without a response are left out")
+    p.add_argument(
+        "--allow-missing", action="store_true", help="score a partial run: items without a response are left out"
+    )
     p.add_argument("--allow-unknown", action="store_true", help="ignore responses whose id is not in the dataset")
     p.add_argument("--tokenizer", metavar="NAME", help="expect responses only for the items of this tokenizer")
     p.add_argument(
-        "--config", action="append", default=[], metavar="NAME", help="expect responses only for these configs (repeatable)"
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="expect responses only for these configs (repeatable)",
     )
     p.add_argument("--no-plots", action="store_true", help="write scores and summary only")
     p.set_defaults(func=cmd_score)

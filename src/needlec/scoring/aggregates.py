@@ -171,7 +171,11 @@ def effective_lengths(
     else:
         out["nolima"] = None
     if baseline is not None:
-        out["mlneedle"] = {**prefix_rule(curve, mlneedle_ratio * baseline), "baseline": baseline, "ratio": mlneedle_ratio}
+        out["mlneedle"] = {
+            **prefix_rule(curve, mlneedle_ratio * baseline),
+            "baseline": baseline,
+            "ratio": mlneedle_ratio,
+        }
     else:
         out["mlneedle"] = None
     return out

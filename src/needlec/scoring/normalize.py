@@ -24,17 +24,19 @@ _WS = re.compile(r"\s+")
 class Normalization(StrictModel):
     """How a response and an answer are made comparable before matching."""
 
-    nfkc: bool = Field(True, description="Apply Unicode NFKC (full-width letters and digits become plain ones).")
-    casefold: bool = Field(True, description="Ignore letter case (Unicode casefold; `ruler` uses `lower()`).")
+    nfkc: bool = Field(
+        default=True, description="Apply Unicode NFKC (full-width letters and digits become plain ones)."
+    )
+    casefold: bool = Field(default=True, description="Ignore letter case (Unicode casefold; `ruler` uses `lower()`).")
     lower_only: bool = Field(
-        False, description="Use `str.lower()` instead of casefold (RULER parity); only when `casefold` is true."
+        default=False, description="Use `str.lower()` instead of casefold (RULER parity); only when `casefold` is true."
     )
     punctuation: Literal["keep", "space", "remove"] = Field(
-        "space",
+        default="space",
         description="Unicode punctuation (categories P*): keep it, turn each mark into a space, or delete it.",
     )
     whitespace: Literal["keep", "collapse", "remove"] = Field(
-        "collapse",
+        default="collapse",
         description="Runs of whitespace: keep them, collapse each run to one space (and trim), or delete them.",
     )
 

@@ -26,7 +26,7 @@ class ExistenceConfig(MetricConfig):
 
 
 def read_verdict(response: str, yes: tuple[str, ...], no: tuple[str, ...]) -> str | None:
-    """"yes", "no", or None: whichever listed word comes first in the response (whole word)."""
+    """ "yes", "no", or None: whichever listed word comes first in the response (whole word)."""
     said = normalize(response, resolve("standard"))
     best: tuple[int, int, str] | None = None
     for verdict, words in (("yes", yes), ("no", no)):

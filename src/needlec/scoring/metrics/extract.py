@@ -93,7 +93,9 @@ class FinalAnswerConfig(MetricConfig):
         config = METRICS.get(str(name)).config.model_validate({k: v for k, v in value.items() if k != "version"})
         dumped: dict[str, Any] = config.model_dump(mode="json")
         if "version" in value and value["version"] != dumped.get("version"):
-            raise ValueError(f"{name} version {value['version']} is not the implemented version {dumped.get('version')}")
+            raise ValueError(
+                f"{name} version {value['version']} is not the implemented version {dumped.get('version')}"
+            )
         return dumped
 
 

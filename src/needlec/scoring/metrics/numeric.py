@@ -14,7 +14,9 @@ from needlec.scoring.metrics.base import MetricConfig, Result, answer_sets
 
 # A number: optional sign, digits with optional grouping (comma, underscore, space, thin or
 # no-break space, apostrophe) in groups of three, optional decimal part.
-_NUMBER = re.compile(r"(?<![\w.])[-+−]?\d{1,3}(?:[,_ \u2009\u202f\u00a0']\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])[-+−]?\d+(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(
+    r"(?<![\w.])[-+−]?\d{1,3}(?:[,_ \u2009\u202f\u00a0']\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])[-+−]?\d+(?:\.\d+)?(?![\w])"
+)
 _GROUPING = re.compile(r"[,_ \u2009\u202f\u00a0']")
 
 
@@ -58,7 +60,5 @@ def numeric(cfg: NumericConfig, response: str, item: Mapping[str, Any]) -> Resul
     hits = []
     for fact in facts:
         wanted = [v for alias in fact for v in parse_numbers(alias)[:1]]
-        hits.append(
-            any(abs(s - w) <= max(cfg.abs_tol, cfg.rel_tol * abs(w)) for s in said for w in wanted)
-        )
+        hits.append(any(abs(s - w) <= max(cfg.abs_tol, cfg.rel_tol * abs(w)) for s in said for w in wanted))
     return (sum(hits) / len(hits) if hits else 0.0), {"numbers": said[:20], "hits": hits}

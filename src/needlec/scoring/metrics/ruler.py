@@ -33,7 +33,9 @@ class StringMatchAllConfig(MetricConfig):
 class StringMatchPartConfig(MetricConfig):
     """RULER `string_match_part`: 1 if any reference is found as a lower-cased substring."""
 
-    metric: Literal["string_match_part"] = Field(description="RULER: 1 if any reference is found (lowercase substring).")
+    metric: Literal["string_match_part"] = Field(
+        description="RULER: 1 if any reference is found (lowercase substring)."
+    )
 
 
 @METRICS.register("string_match_all", StringMatchAllConfig)
