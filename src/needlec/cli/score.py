@@ -45,7 +45,7 @@ def add_score_command(sub: Any) -> None:
         "write REPORT/scores.jsonl (one line per item), REPORT/summary.json (aggregates with 95% "
         "intervals: by length, by depth, heatmap, position bands, effective lengths, family scores) and "
         'REPORT/plots/. RESPONSES are JSONL files of {"id", "response"} or the native outputs of '
-        "Inspect, lm-evaluation-harness or the OpenAI Batch API, detected automatically. Offline and "
+        "Inspect, the LM Evaluation Harness or the OpenAI Batch API, detected automatically. Offline and "
         "deterministic: the same inputs give the same bytes.",
     )
     p.add_argument("dataset", metavar="DATASET", help="a compiled dataset folder (or one items JSONL file)")

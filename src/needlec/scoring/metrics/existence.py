@@ -21,8 +21,15 @@ class ExistenceConfig(MetricConfig):
     metric: Literal["existence"] = Field(
         description="Yes/no existence question; the report adds balanced accuracy over positives and negatives."
     )
-    yes: tuple[str, ...] = Field(_DEFAULT_YES, description="Words read as yes (matched after standard normalisation).")
-    no: tuple[str, ...] = Field(_DEFAULT_NO, description="Words read as no.")
+    yes: tuple[str, ...] | None = Field(
+        None,
+        description="Words read as yes, matched whole-word after standard normalisation; `null` uses the "
+        "built-in list: " + ", ".join(_DEFAULT_YES) + ".",
+    )
+    no: tuple[str, ...] | None = Field(
+        None,
+        description="Words read as no; `null` uses the built-in list: " + ", ".join(_DEFAULT_NO) + ".",
+    )
 
 
 def read_verdict(response: str, yes: tuple[str, ...], no: tuple[str, ...]) -> str | None:
@@ -43,5 +50,5 @@ def read_verdict(response: str, yes: tuple[str, ...], no: tuple[str, ...]) -> st
 def existence(cfg: ExistenceConfig, response: str, item: Mapping[str, Any]) -> Result:
     """1 when the verdict equals `expected` ("yes" when the item has none), else 0."""
     expected = str(item.get("expected") or "yes").lower()
-    verdict = read_verdict(response, cfg.yes, cfg.no)
+    verdict = read_verdict(response, cfg.yes or _DEFAULT_YES, cfg.no or _DEFAULT_NO)
     return (1.0 if verdict == expected else 0.0), {"verdict": verdict, "expected": expected}
