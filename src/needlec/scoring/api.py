@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from needlec.errors import NeedlecError
 from needlec.registry import METRICS
@@ -35,11 +36,11 @@ class _Judge:
     """Validated metric configs, cached by their JSON form (items of a config share one)."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, tuple[Any, Any, str]] = {}
+        self._cache: dict[bytes, tuple[Any, Any, str]] = {}
 
     def __call__(self, item: dict[str, Any], response: str) -> tuple[float, dict[str, Any]]:
         spec = item.get("scoring") or {"metric": "contains"}
-        key = json.dumps(spec, sort_keys=True)
+        key = orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)
         if key not in self._cache:
             name = str(spec.get("metric"))
             if name not in METRICS:

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from needlec.errors import NeedlecError
 
 
@@ -56,6 +58,6 @@ def iter_items(path: str | Path) -> Iterator[dict[str, Any]]:
                 if not line.strip():
                     continue
                 try:
-                    yield to_contract(json.loads(line))
+                    yield to_contract(orjson.loads(line))
                 except json.JSONDecodeError as exc:
                     raise NeedlecError(f"{file}:{lineno}:{exc.colno}: not a JSON object ({exc.msg})") from None

@@ -10,6 +10,7 @@ character-level for scripts written without spaces (Chinese, Japanese, Thai, Lao
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from functools import lru_cache
 from typing import Literal
@@ -67,8 +68,7 @@ def normalize(text: str, norm: Normalization) -> str:
             # but some ligatures expand); normalise once more so the result is a fixed point.
             text = unicodedata.normalize("NFKC", text)
     if norm.punctuation != "keep":
-        repl = " " if norm.punctuation == "space" else ""
-        text = "".join(repl if _is_punct(ch) else ch for ch in text)
+        text = _punctuation().sub(" " if norm.punctuation == "space" else "", text)
     if norm.whitespace == "collapse":
         text = _WS.sub(" ", text).strip()
     elif norm.whitespace == "remove":
@@ -76,9 +76,24 @@ def normalize(text: str, norm: Normalization) -> str:
     return text
 
 
-@lru_cache(maxsize=4096)
-def _is_punct(ch: str) -> bool:
-    return unicodedata.category(ch).startswith("P")
+@lru_cache(maxsize=1)
+def _punctuation() -> re.Pattern[str]:
+    """A character class of every Unicode punctuation mark (categories P*), built once."""
+    ranges: list[tuple[int, int]] = []
+    for cp in range(sys.maxunicode + 1):
+        if unicodedata.category(chr(cp))[0] == "P":
+            if ranges and ranges[-1][1] == cp - 1:
+                ranges[-1] = (ranges[-1][0], cp)
+            else:
+                ranges.append((cp, cp))
+    body = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+    return re.compile(f"[{body}]")
+
+
+@lru_cache(maxsize=65536)
+def normalize_cached(text: str, norm: Normalization) -> str:
+    """`normalize` memoised, for strings that repeat across items (answers, aliases)."""
+    return normalize(text, norm)
 
 
 # Scripts written without spaces between words: a match there needs no word boundary.

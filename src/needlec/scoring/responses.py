@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from needlec.errors import NeedlecError
 
 
@@ -56,7 +58,7 @@ def _jsonl(path: Path) -> Iterator[Response]:
                 continue
             origin = f"{path}:{lineno}"
             try:
-                obj = json.loads(line)
+                obj = orjson.loads(line)
             except json.JSONDecodeError as exc:
                 raise NeedlecError(f"{origin}:{exc.colno}: not a JSON object ({exc.msg})") from None
             if not isinstance(obj, dict):

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, computed_field
 
-from needlec.scoring.normalize import Normalization, NormalizeSetting, normalize, resolve
+from needlec.scoring.normalize import Normalization, NormalizeSetting, normalize_cached, resolve
 from needlec.spec.base import StrictModel
 
 Details = dict[str, Any]
@@ -66,4 +66,4 @@ def answer_sets(item: Mapping[str, Any]) -> list[list[str]]:
 
 def norm_aliases(facts: list[list[str]], norm: Normalization) -> list[list[str]]:
     """Normalise every alias, dropping aliases that normalise to nothing."""
-    return [[n for n in (normalize(a, norm) for a in fact) if n] for fact in facts]
+    return [[n for n in (normalize_cached(a, norm) for a in fact) if n] for fact in facts]
