@@ -76,7 +76,7 @@ def test_schema_rejects_what_the_compiler_rejects(validator: jsonschema.Draft202
         {**data, "tokenizers": ["gpt2"]},
         {**data, "tokenizers": [{"encoding": "cl100k_base"}]},
         {**data, "placement": {"snap": "word"}},
-        {**data, "scoring": {"metric": "exact"}},
+        {**data, "scoring": {"metric": "bleu"}},
         {**data, "grid": {"lengths": {"min": 1000, "max": 2000}}},
         {k: v for k, v in data.items() if k != "prompt"},
     ]

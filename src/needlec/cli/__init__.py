@@ -12,8 +12,10 @@ from pathlib import Path
 
 from needlec import __version__
 from needlec.cli.corpora import add_corpora_command
+from needlec.cli.export import add_export_command
 from needlec.cli.filter import add_filter_command
 from needlec.cli.publish import add_publish_commands
+from needlec.cli.score import add_score_command
 from needlec.cli.site import add_site_command
 from needlec.errors import NeedlecError
 from needlec.util.redact import redact
@@ -284,6 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_publish_commands(sub)
     add_site_command(sub)
     add_corpora_command(sub)
+    add_score_command(sub)
+    add_export_command(sub)
     return parser
 
 

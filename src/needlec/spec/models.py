@@ -208,8 +208,9 @@ class Spec(StrictModel):
         examples=[[{"metric": "rouge1_precision", "max": 0.1, "against": "needle"}]],
     )
     scoring: MetricConfig = Field(
-        description="How a runner scores a response.",
-        examples=[{"metric": "contains"}],
+        description="How a response is scored: any registered metric, by its `metric:` name "
+        "(see the scoring page of the docs).",
+        examples=[{"metric": "contains"}, {"metric": "final_answer", "then": {"metric": "contains"}}],
     )
     variants: dict[str, dict[str, dict[str, Any]]] = Field(
         default_factory=dict,

@@ -1,0 +1,47 @@
+"""`needlec export DATASET --to RUNNER -o DIR`: the dataset as a runner's input files."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+RUN_HINTS = {
+    "prompts": 'feed DIR/prompts.jsonl to your completion runner; write {{"id", "response"}} lines',
+    "openai-batch": "upload DIR/requests.jsonl to the Batch API; score its output file directly",
+    "inspect": "inspect eval {out}/task.py --model openai/MODEL; then needlec score DATASET logs/*.eval",
+    "lm-eval": "cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "
+    "--tasks TASK --log_samples --output_path results; then needlec score DATASET results/*/samples_*.jsonl",
+}
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the runner files and print how to run them."""
+    from needlec.runners import export
+
+    options = {"model": args.model, "max_tokens": args.max_tokens, "no_answer_prefix": args.no_answer_prefix}
+    names = export(args.dataset, args.to, args.output, tokenizer=args.tokenizer, config=args.config, options=options)
+    print(f"wrote {', '.join(names)} to {args.output}")
+    print("next: " + RUN_HINTS[args.to].format(out=args.output))
+    return 0
+
+
+def add_export_command(sub: Any) -> None:
+    """Register `needlec export` on the CLI's sub-command parser."""
+    p = sub.add_parser(
+        "export",
+        help="write a dataset as the input of an evaluation runner",
+        description="Rewrite a compiled dataset for a runner: `inspect` (an Inspect AI task with needlec's "
+        "scorer), `lm-eval` (an lm-evaluation-harness task YAML, its data and a process_results calling "
+        "needlec's scorer), `openai-batch` (a Batch API request file, custom_id = item id) or `prompts` "
+        "(flat prompt JSONL for completion models). Item ids are kept, so the runner's output goes "
+        "straight to `needlec score`.",
+    )
+    p.add_argument("dataset", metavar="DATASET", help="a compiled dataset folder")
+    p.add_argument("--to", required=True, choices=sorted(RUN_HINTS), help="the runner")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="a new (or empty) folder")
+    p.add_argument("--tokenizer", metavar="NAME", help="only the items of this tokenizer")
+    p.add_argument("--config", action="append", default=[], metavar="NAME", help="only these configs (repeatable)")
+    p.add_argument("--model", metavar="NAME", help="model name written into OpenAI Batch requests")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="generation budget (default: the item's, else 128)")
+    p.add_argument("--no-answer-prefix", action="store_true", help="leave the items' answer prefix out of flat prompts")
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,58 @@
+"""Runner adapters: a compiled dataset rewritten as the input of an evaluation runner.
+
+`needlec export DATASET --to inspect|lm-eval|openai-batch|prompts -o DIR`. Every adapter keeps the
+item id, so the runner's native output can be fed back to `needlec score` unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from needlec.errors import OutputError
+from needlec.runners import files as _files
+from needlec.runners.files import flat_prompt
+from needlec.util.atomic import atomic_directory
+
+Writer = Callable[[list[dict[str, Any]], Path, dict[str, Any]], list[str]]
+
+RUNNERS: dict[str, Writer] = {
+    "prompts": _files.write_prompts,
+    "openai-batch": _files.write_openai_batch,
+    "inspect": _files.write_inspect,
+    "lm-eval": _files.write_lm_eval,
+}
+
+__all__ = ["RUNNERS", "export", "flat_prompt"]
+
+
+def export(
+    dataset: str | Path,
+    to: str,
+    out: str | Path,
+    *,
+    tokenizer: str | None = None,
+    config: Sequence[str] = (),
+    options: dict[str, Any] | None = None,
+) -> list[str]:
+    """Write the runner files for `dataset`'s items into the new folder `out`; returns file names.
+
+    `out` must not exist or be empty, so nothing of the user's is replaced.
+    """
+    from needlec.scoring.dataset import iter_items
+
+    if to not in RUNNERS:
+        raise OutputError(f"unknown runner {to!r}; choose one of {', '.join(sorted(RUNNERS))}")
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise OutputError(f"{target}: exists and is not empty; choose a new folder")
+    chosen = [
+        it
+        for it in iter_items(dataset)
+        if (tokenizer is None or it.get("tokenizer") == tokenizer) and (not config or it.get("config") in config)
+    ]
+    if not chosen:
+        raise OutputError(f"{dataset}: no items match the given --tokenizer/--config")
+    with atomic_directory(target) as tmp:
+        return RUNNERS[to](chosen, tmp, dict(options or {}))

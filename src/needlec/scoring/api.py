@@ -1,0 +1,131 @@
+"""`score()`: a compiled dataset plus responses in, per-item scores and a summary out."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from needlec.errors import NeedlecError
+from needlec.registry import METRICS
+from needlec.scoring import metrics as _metrics  # noqa: F401  (registers the built-in metrics)
+from needlec.scoring.aggregates import Scored
+from needlec.scoring.dataset import iter_items
+from needlec.scoring.responses import Response, read_responses
+from needlec.scoring.summary import build_summary
+
+SHOW = 5
+
+
+@dataclass
+class ScoreResult:
+    """Per-item scores (in dataset order), the summary, and the response bookkeeping."""
+
+    rows: list[Scored]
+    summary: dict[str, Any]
+    missing: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    repeated: list[str] = field(default_factory=list)
+
+
+class _Judge:
+    """Validated metric configs, cached by their JSON form (items of a config share one)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[bytes, tuple[Any, Any, str]] = {}
+
+    def __call__(self, item: dict[str, Any], response: str) -> tuple[float, dict[str, Any]]:
+        spec = item.get("scoring") or {"metric": "contains"}
+        key = orjson.dumps(spec, option=orjson.OPT_SORT_KEYS)
+        if key not in self._cache:
+            name = str(spec.get("metric"))
+            if name not in METRICS:
+                raise NeedlecError(f"item {item.get('id')}: unknown metric {name!r}")
+            component = METRICS.get(name)
+            args = {k: v for k, v in spec.items() if k != "version"}
+            config = component.config.model_validate(args)
+            wanted = spec.get("version")
+            have = getattr(config, "version", None)
+            if wanted is not None and wanted != have:
+                raise NeedlecError(
+                    f"item {item.get('id')}: compiled for {name} version {wanted}, but this needlec "
+                    f"implements version {have}; use the needlec release the dataset was compiled with"
+                )
+            self._cache[key] = (component.factory, config, name)
+        factory, config, _ = self._cache[key]
+        score, details = factory(config, response, item)
+        return float(score), details
+
+
+def score_response(item: dict[str, Any], response: str) -> tuple[float, dict[str, Any]]:
+    """Score one response to one item (schema 2 or older shape) with the metric the item names.
+
+    This is what runner integrations call (the exported Inspect scorer and lm-eval
+    `process_results`), so every runner judges exactly as `needlec score` does.
+    """
+    from needlec.scoring.dataset import to_contract
+
+    return _Judge()(to_contract(item), response)
+
+
+def _first(ids: Iterable[str]) -> str:
+    ids = list(ids)
+    head = ", ".join(ids[:SHOW])
+    return head + (f" (and {len(ids) - SHOW} more)" if len(ids) > SHOW else "")
+
+
+def score(
+    dataset: str | Path,
+    responses: Sequence[str | Path] | Iterable[Response],
+    *,
+    allow_missing: bool = False,
+    allow_unknown: bool = False,
+    tokenizer: str | None = None,
+    config: Sequence[str] = (),
+) -> ScoreResult:
+    """Score `responses` against the items of `dataset`.
+
+    Several responses for one id are averaged. An item without a response is an error unless
+    `allow_missing` (then it is left out and counted); a response whose id is not in the dataset
+    is an error unless `allow_unknown`. `tokenizer` and `config` restrict which items are expected.
+    """
+    items = [
+        it
+        for it in iter_items(dataset)
+        if (tokenizer is None or it.get("tokenizer") == tokenizer) and (not config or it.get("config") in config)
+    ]
+    by_id: dict[str, list[str]] = defaultdict(list)
+    source: Iterable[Response]
+    if all(isinstance(r, (str, Path)) for r in responses):
+        source = (resp for path in responses for resp in read_responses(path))  # type: ignore[arg-type]
+    else:
+        source = responses  # type: ignore[assignment]
+    for resp in source:
+        by_id[resp.id].append(resp.text)
+    known = {it["id"] for it in items}
+    unknown = [i for i in by_id if i not in known]
+    missing = [it["id"] for it in items if it["id"] not in by_id]
+    if unknown and not allow_unknown:
+        raise NeedlecError(f"{len(unknown)} response id(s) are not items of {dataset}: {_first(unknown)}")
+    if missing and not allow_missing:
+        raise NeedlecError(
+            f"{len(missing)} item(s) have no response: {_first(missing)}; "
+            "pass --allow-missing to score a partial run (or --tokenizer/--config to pick the items you ran)"
+        )
+    judge = _Judge()
+    rows: list[Scored] = []
+    for item in items:
+        texts = by_id.get(item["id"])
+        if not texts:
+            continue
+        results = [judge(item, text) for text in texts]
+        mean = sum(s for s, _ in results) / len(results)
+        details = results[0][1] if len(results) == 1 else {"samples": [d for _, d in results]}
+        rows.append(Scored(item, mean, details))
+    repeated = sorted(i for i, t in by_id.items() if len(t) > 1 and i in known)
+    summary = build_summary(rows, missing=missing, unknown=unknown, repeated=repeated)
+    return ScoreResult(rows, summary, missing, unknown, repeated)

@@ -1,0 +1,69 @@
+"""The report folder: `scores.jsonl`, `summary.json`, and plots per config (SVG and PNG)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from needlec.errors import OutputError
+from needlec.scoring.api import ScoreResult
+from needlec.util.atomic import atomic_directory
+from needlec.util.canonical import dumps, line
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def score_lines(result: ScoreResult) -> list[bytes]:
+    """One canonical JSON line per scored item: id, score, metric, version, details."""
+    lines = []
+    for row in result.rows:
+        scoring = row.item.get("scoring") or {}
+        record: dict[str, Any] = {
+            "id": row.item["id"],
+            "config": row.item.get("config"),
+            "score": round(row.score, 6),
+            "metric": scoring.get("metric"),
+            "version": scoring.get("version"),
+            "details": row.details,
+        }
+        lines.append(line(record))
+    return lines
+
+
+def write_report(result: ScoreResult, out: str | Path, plots: bool = True) -> list[Path]:
+    """Write the report folder `out` atomically; returns the files written (relative to `out`).
+
+    An existing folder is replaced only when it is a previous report (it holds `summary.json`);
+    any other non-empty folder is refused, so no user file is ever lost.
+    """
+    target = Path(out)
+    if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "summary.json").is_file())):
+        raise OutputError(f"{target}: exists and is not a needlec score report; choose another -o")
+    written: list[Path] = []
+    with atomic_directory(target) as root:
+        (root / "scores.jsonl").write_bytes(b"".join(score_lines(result)))
+        (root / "summary.json").write_bytes(dumps(result.summary, indent=True) + b"\n")
+        written += [Path("scores.jsonl"), Path("summary.json")]
+        if plots:
+            written += _write_plots(result, root)
+    return written
+
+
+def _write_plots(result: ScoreResult, root: Path) -> list[Path]:
+    from needlec.scoring.plots import heatmap_figure, length_figure, render
+
+    plot_dir = root / "plots"
+    plot_dir.mkdir()
+    written = []
+    for name, cfg in result.summary["configs"].items():
+        safe = _SAFE.sub("_", name)
+        figures = {
+            f"{safe}-heatmap": heatmap_figure(f"{name}: mean score", cfg["heatmap"]),
+            f"{safe}-by-length": length_figure(f"{name}: score by length", cfg["by_length"]),
+        }
+        for stem, fig in figures.items():
+            for fmt in ("svg", "png"):
+                (plot_dir / f"{stem}.{fmt}").write_bytes(render(fig, fmt))
+                written.append(Path("plots") / f"{stem}.{fmt}")
+    return written

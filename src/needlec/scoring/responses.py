@@ -1,0 +1,115 @@
+"""Readers of model responses: plain JSONL and the native outputs of the supported runners.
+
+Detected from the content, not the file name:
+- plain JSONL: `{"id": ITEM_ID, "response": TEXT}` per line (other keys ignored);
+- OpenAI Batch output JSONL: `{"custom_id": ITEM_ID, "response": {"body": {"choices": [...]}}}`;
+- lm-evaluation-harness samples JSONL: `{"doc": {"id": ...}, "resps": [[TEXT]], ...}`;
+- Inspect eval logs: a JSON log (`{"eval": ..., "samples": [...]}`) or a `.eval` zip archive.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from needlec.errors import NeedlecError
+
+
+@dataclass(frozen=True)
+class Response:
+    """One response to one item, and where it came from (file:line) for error messages."""
+
+    id: str
+    text: str
+    origin: str
+
+
+def _openai_text(obj: dict[str, Any]) -> str:
+    body = (obj.get("response") or {}).get("body") or {}
+    choices = body.get("choices") or []
+    if not choices:
+        return ""
+    first = choices[0]
+    message = first.get("message") or {}
+    return str(message.get("content") or first.get("text") or "")
+
+
+def _lm_eval_text(obj: dict[str, Any]) -> str:
+    for key in ("filtered_resps", "resps"):
+        value = obj.get(key)
+        while isinstance(value, list) and value:
+            value = value[0]
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _jsonl(path: Path) -> Iterator[Response]:
+    kind = None
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            origin = f"{path}:{lineno}"
+            try:
+                obj = orjson.loads(line)
+            except json.JSONDecodeError as exc:
+                raise NeedlecError(f"{origin}:{exc.colno}: not a JSON object ({exc.msg})") from None
+            if not isinstance(obj, dict):
+                raise NeedlecError(f"{origin}: expected a JSON object per line")
+            if kind is None and "samples" in obj and "eval" in obj:
+                yield from _inspect_samples(obj.get("samples") or [], origin)
+                return
+            if kind is None:
+                kind = "openai" if "custom_id" in obj else "lm-eval" if "doc" in obj else "plain"
+            if kind == "openai":
+                yield Response(str(obj["custom_id"]), _openai_text(obj), origin)
+            elif kind == "lm-eval":
+                doc = obj.get("doc") or {}
+                yield Response(str(doc.get("id")), _lm_eval_text(obj), origin)
+            else:
+                if "id" not in obj or "response" not in obj:
+                    raise NeedlecError(f'{origin}: expected {{"id": ..., "response": ...}}')
+                yield Response(str(obj["id"]), str(obj["response"] or ""), origin)
+
+
+def _inspect_samples(samples: list[dict[str, Any]], origin: str) -> Iterator[Response]:
+    for sample in samples:
+        output = sample.get("output") or {}
+        text = output.get("completion")
+        if text is None:
+            choices = output.get("choices") or [{}]
+            content = (choices[0].get("message") or {}).get("content", "")
+            text = content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+        yield Response(str(sample.get("id")), str(text or ""), origin)
+
+
+def read_responses(path: str | Path) -> Iterator[Response]:
+    """Responses in `path`, whatever the supported format."""
+    p = Path(path)
+    if not p.is_file():
+        raise NeedlecError(f"{p}: no such responses file")
+    if zipfile.is_zipfile(p):
+        with zipfile.ZipFile(p) as zf:
+            names = sorted(n for n in zf.namelist() if n.startswith("samples/") and n.endswith(".json"))
+            for name in names:
+                yield from _inspect_samples([json.loads(zf.read(name))], f"{p}:{name}")
+        return
+    with p.open(encoding="utf-8") as fh:
+        head = fh.read(1 << 16).lstrip()
+    if head.startswith("{") and not head.split("\n", 1)[0].rstrip().endswith("}"):
+        try:
+            log = json.loads(p.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise NeedlecError(f"{p}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
+        if isinstance(log, dict) and "samples" in log:
+            yield from _inspect_samples(log.get("samples") or [], str(p))
+            return
+        raise NeedlecError(f"{p}: a JSON document but not an Inspect eval log (no `samples`)")
+    yield from _jsonl(p)

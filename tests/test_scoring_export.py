@@ -1,0 +1,84 @@
+"""`needlec export`: each runner's files carry every item id and judge with needlec's scorer."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NEEDLEC = str(Path(sys.executable).parent / "needlec")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([NEEDLEC, *args], capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def dataset(small_niah: Path) -> Path:
+    return small_niah
+
+
+def ids(dataset: Path, tokenizer: str = "cl100k_base") -> list[str]:
+    out = []
+    for file in sorted((dataset / "data").rglob(f"{tokenizer}.jsonl")):
+        out += [json.loads(x)["id"] for x in file.read_text().splitlines()]
+    return out
+
+
+def test_prompts_and_openai_batch(dataset: Path, tmp_path: Path) -> None:
+    done = run("export", str(dataset), "--to", "prompts", "-o", str(tmp_path / "p"), "--tokenizer", "cl100k_base")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(x) for x in (tmp_path / "p" / "prompts.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in rows) == sorted(ids(dataset))
+    assert all("<document>" in r["prompt"] and r["max_new_tokens"] == 128 for r in rows)
+    done = run(
+        "export",
+        str(dataset),
+        "--to",
+        "openai-batch",
+        "-o",
+        str(tmp_path / "b"),
+        "--model",
+        "m1",
+        "--tokenizer",
+        "cl100k_base",
+        "--max-tokens",
+        "40",
+    )
+    assert done.returncode == 0, done.stderr
+    reqs = [json.loads(x) for x in (tmp_path / "b" / "requests.jsonl").read_text().splitlines()]
+    assert sorted(r["custom_id"] for r in reqs) == sorted(ids(dataset))
+    assert {r["body"]["model"] for r in reqs} == {"m1"} and {r["body"]["max_tokens"] for r in reqs} == {40}
+
+
+def test_existing_folder_is_refused(dataset: Path, tmp_path: Path) -> None:
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("x")
+    done = run("export", str(dataset), "--to", "prompts", "-o", str(tmp_path / "full"))
+    assert done.returncode == 2 and (tmp_path / "full" / "keep.txt").read_text() == "x"
+
+
+def test_lm_eval_process_results_uses_needlec_scorer(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "lm"
+    assert run("export", str(dataset), "--to", "lm-eval", "-o", str(out), "--config", "single").returncode == 0
+    assert "process_results: !function utils.process_results" in (out / "needlec.yaml").read_text()
+    spec = importlib.util.spec_from_file_location("needlec_lm_utils", out / "utils.py")
+    assert spec is not None and spec.loader is not None
+    utils = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(utils)
+    doc = json.loads((out / "docs.jsonl").read_text().splitlines()[0])
+    assert "yellow tram" not in utils.doc_to_text(doc).split("</document>")[1]
+    assert utils.process_results(doc, ["Ride the yellow tram."]) == {"needlec_score": 1.0}
+    assert utils.process_results(doc, ["Ride the yellowtram."]) == {"needlec_score": 0.0}
+
+
+def test_inspect_task_file(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "in"
+    assert run("export", str(dataset), "--to", "inspect", "-o", str(out), "--tokenizer", "o200k_base").returncode == 0
+    compile(((out / "task.py").read_text()), "task.py", "exec")
+    items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
+    assert sorted(i["id"] for i in items) == sorted(ids(dataset, "o200k_base"))
