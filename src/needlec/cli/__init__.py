@@ -123,8 +123,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         summary, sample = summarize_dataset(target)
         print(summary)
     else:
-        from needlec.compile.pipeline import build_one, haystack_ids
+        from needlec.compile.pipeline import build_one
         from needlec.compile.plan import load_plan
+        from needlec.compile.size import haystack_ids
 
         plan = load_plan(target)
         print(summarize_plan(plan))

@@ -59,7 +59,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_publish_commands(sub: argparse._SubParsersAction) -> None:
+def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register `publish`, `download` and `verify` on the main parser's subcommands."""
     p = sub.add_parser(
         "publish",

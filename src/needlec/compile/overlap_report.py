@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from needlec.compile.overlap import METRICS, OverlapStats, precision
-from needlec.compile.pipeline import Prepared, default_cache_dir, haystack_ids
+from needlec.compile.pipeline import Prepared, default_cache_dir
 from needlec.compile.plan import ItemKey, Plan
+from needlec.compile.size import haystack_ids
 from needlec.dataset.manifest import read_manifest
 
 

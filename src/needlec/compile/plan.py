@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from needlec.errors import NeedlecError, Problem, SpecError
 from needlec.haystacks.sources import SourceContext, SourceSpec
-from needlec.kinds.base import needle_kind
+from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.spec.loader import Document, KeyPath, dotted, load_file, merge_documents
 from needlec.spec.models import Spec, json_schema
 from needlec.spec.templates import TemplateProblem, render
@@ -314,15 +314,15 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     return problems
 
 
-def _case_problems(kind: Any, doc: Document) -> list[Problem]:
+def _case_problems(kind: NeedleKind, doc: Document) -> list[Problem]:
     """Unknown case ids (with a did-you-mean), a selection that leaves no case, a too-small name pool."""
     from needlec.registry import did_you_mean
 
     problems = []
-    unknown = getattr(kind, "unknown_cases", lambda: [])()
-    chosen = list(getattr(getattr(getattr(kind, "config", None), "select", None), "cases", None) or [])
+    unknown = kind.unknown_cases()
+    chosen: list[str] = list(getattr(getattr(getattr(kind, "config", None), "select", None), "cases", None) or [])
     if unknown:
-        every = getattr(kind, "all_case_ids", lambda: [])()
+        every = kind.all_case_ids()
         for case_id in unknown:
             index = chosen.index(case_id) if case_id in chosen else None
             path: KeyPath = ("needle", "select", "cases") + ((index,) if index is not None else ())

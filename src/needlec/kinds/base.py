@@ -57,6 +57,14 @@ class NeedleKind(Protocol):
         """Names of per-item values the kind's templates use (for locating a failing template)."""
         ...
 
+    def unknown_cases(self) -> list[str]:
+        """Case ids the spec selects that the kind does not define (reported by `validate`)."""
+        ...
+
+    def all_case_ids(self) -> list[str]:
+        """Every case id the kind defines, whatever the selection (for did-you-mean hints)."""
+        ...
+
 
 class NeedleKindBase:
     """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
@@ -68,6 +76,12 @@ class NeedleKindBase:
         return {}
 
     def template_vars(self) -> list[str]:
+        return []
+
+    def unknown_cases(self) -> list[str]:
+        return []
+
+    def all_case_ids(self) -> list[str]:
         return []
 
 

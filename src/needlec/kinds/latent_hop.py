@@ -179,7 +179,7 @@ class LatentHopKind(NeedleKindBase):
 
     def all_case_ids(self) -> list[str]:
         """Every case id the groups define, whatever the selection."""
-        every = CaseSelection(cases=None, hops=["one", "two"], orders=["default", "inverted"])  # type: ignore[list-item]
+        every = CaseSelection(cases=None, hops=["one", "two"], orders=["default", "inverted"])
         return [c.id for c in LatentHopKind(self.config.model_copy(update={"select": every}))._all_cases()]
 
     def unknown_cases(self) -> list[str]:

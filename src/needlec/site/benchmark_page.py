@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from needlec.site.collect import Benchmark
@@ -47,7 +48,7 @@ def overview(bench: Benchmark) -> str:
 
 def grid_section(bench: Benchmark) -> str:
     """Settings every config shares once, then one row per config with what differs."""
-    columns = {
+    columns: dict[str, Callable[[Any], str]] = {
         "tokenizers": lambda g: ", ".join(code(t) for t in g.tokenizers),
         "lengths (tokens)": lambda g: _lengths(g.lengths),
         "depths (%)": lambda g: _depths(g.depths),

@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from needlec.compile.pipeline import SELECT_KEYS, CompileOptions, compile_spec, haystack_ids
+from needlec.compile.pipeline import SELECT_KEYS, CompileOptions, compile_spec
+from needlec.compile.size import haystack_ids
 from needlec.compile.plan import Plan, load_plan
 from needlec.errors import OutputError
 from needlec.dataset.manifest import read_manifest

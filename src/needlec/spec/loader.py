@@ -25,7 +25,7 @@ MAX_NESTING = 64
 """Deepest nesting of mappings and lists; also stops a recursive alias (`&a [*a]`)."""
 MAX_NODES = 200_000
 """Most values a spec may expand to once aliases are resolved; stops "billion laughs" bombs."""
-_STANDARD_TAGS = {
+_STANDARD_TAGS: dict[type[yaml.Node], str] = {
     yaml.MappingNode: "tag:yaml.org,2002:map",
     yaml.SequenceNode: "tag:yaml.org,2002:seq",
 }
@@ -183,6 +183,7 @@ def _check_shape(text: str, file: str) -> None:
             depth += 1
             if depth > MAX_NESTING:
                 mark = event.start_mark
+                assert mark is not None  # the parser marks every event it emits
                 raise SpecError(
                     [
                         Problem(

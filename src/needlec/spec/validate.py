@@ -148,9 +148,9 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
         if err["type"] in _SHAPE_ERRORS:
             if path not in shapes:
                 continue  # already reported with the other union branches
-            expected = " or ".join(dict.fromkeys(e for e in shapes.pop(path) if e)) or "another kind of value"
+            shape = " or ".join(dict.fromkeys(e for e in shapes.pop(path) if e)) or "another kind of value"
             location = doc.locate(root + path)
-            problems.append(Problem(f"expected {expected} (got {_short(err.get('input'))})", location, dotted(path)))
+            problems.append(Problem(f"expected {shape} (got {_short(err.get('input'))})", location, dotted(path)))
             continue
         kind = err["type"]
         msg = err["msg"]
@@ -205,9 +205,9 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
 def _exists(data: Any, path: KeyPath) -> bool:
     node = data
     for part in path:
-        if (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        ):
+        if isinstance(node, dict) and part in node:  # noqa: SIM114  (two branches keep mypy narrowing)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
             node = node[part]
         else:
             return False

