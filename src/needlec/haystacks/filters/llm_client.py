@@ -133,7 +133,7 @@ def retry_after(headers: Any) -> float | None:
         return float(value)
     except ValueError:
         when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        return max(0.0, when.timestamp() - time.time()) if when else None  # noqa: TID251  (a Retry-After date is wall-clock time)
 
 
 class ChatClient:
