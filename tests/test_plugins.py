@@ -71,8 +71,8 @@ def test_cli_compiles_a_spec_using_the_plugin_source_needle_and_metric(tmp_path:
         match = re.fullmatch(r"The code of locker (12|40) is ([A-Z]{4})\.", needle)
         assert match, needle
         assert item["question"] == f"What is the code of locker {match.group(1)}?"
-        assert item["answers"] == [match.group(2)]
-        assert item["scoring"] == {"metric": "exact_token", "case_sensitive": True}
+        assert item["answers"] == [[match.group(2)]]
+        assert item["scoring"] == {"metric": "exact_token", "case_sensitive": True, "version": 1}
         assert item["context_tokens"] == item["context_length"]
         context = item["messages"][0]["content"]  # type: ignore[index]
         assert needle in context and "At hour " in context  # the generated harbour log is the haystack
@@ -140,7 +140,8 @@ def test_plugin_metric_is_registered_and_validates_in_scoring(tmp_path: Path) ->
         "from needlec.registry import METRICS\n"
         "metric = METRICS.get('exact_token')\n"
         "config = metric.config(metric='exact_token')\n"
-        "print(metric.factory(config, 'the code is ABCD.', ['ABCD']), metric.factory(config, 'ABCDE', ['ABCD']))\n"
+        "item = {'answers': [['ABCD']]}\n"
+        "print(metric.factory(config, 'the code is ABCD.', item)[0], metric.factory(config, 'ABCDE', item)[0])\n"
     )
     scored = run([sys.executable, "-c", script], tmp_path)
     assert scored.returncode == 0, scored.stderr

@@ -49,7 +49,7 @@ class _Judge:
             args = {k: v for k, v in spec.items() if k != "version"}
             config = component.config.model_validate(args)
             wanted = spec.get("version")
-            have = getattr(config, "version", None)
+            have = getattr(config, "version", 1)  # a metric without a version is version 1, as items record
             if wanted is not None and wanted != have:
                 raise NeedlecError(
                     f"item {item.get('id')}: compiled for {name} version {wanted}, but this needlec "

@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText, sha256_of
+from needlec.spec.base import KeyedValueError
 
 _FOOTNOTE = re.compile(r"\{[^{}]*\}")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
@@ -68,6 +69,29 @@ class BuiltinSource(SourceSpec):
         description="Only these documents (by name, e.g. `Genesis`, `Emma`), in this order; all when omitted.",
         examples=[["Genesis", "Ruth"]],
     )
+
+    @model_validator(mode="after")
+    def _known_corpora(self) -> BuiltinSource:
+        """Names, groups and languages must select something in the catalog (read from package data)."""
+        from needlec.errors import SourceError
+        from needlec.haystacks.sources import corpora
+
+        if self.corpus in (None, "web-bible") and self.group is None and self.language is None:
+            return self
+        checks = (
+            ("corpus", (_as_list(self.corpus), [], [])),
+            ("group", ([], _as_list(self.group), [])),
+            (
+                "language" if self.language is not None else "corpus",
+                (_as_list(self.corpus), _as_list(self.group), _as_list(self.language)),
+            ),
+        )
+        for key, (names, groups, languages) in checks:
+            try:
+                corpora.select(names, groups, languages)
+            except SourceError as exc:
+                raise KeyedValueError(str(exc), key) from None
+        return self
 
     @model_validator(mode="after")
     def _web_bible_takes_no_passage_options(self) -> BuiltinSource:

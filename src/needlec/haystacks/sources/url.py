@@ -83,7 +83,15 @@ def _attempt(config: UrlSource, part: Path) -> str:
                 sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
                 if sock is not None:
                     sock.settimeout(max(0.01, min(config.timeout, left)))
-                block = response.read(CHUNK)
+                # read1: at most one socket read, so a server that drips bytes cannot hold one call past the deadline
+                try:
+                    block = response.read1(CHUNK)
+                except TimeoutError:
+                    if config.deadline - (time.monotonic() - started) <= 0.05:  # the socket waited out the deadline
+                        raise TimeoutError(
+                            f"the download took longer than the {config.deadline:g} s deadline"
+                        ) from None
+                    raise
                 if not block:
                     break
                 digest.update(block)

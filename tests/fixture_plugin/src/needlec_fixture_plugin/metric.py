@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -19,8 +20,9 @@ class ExactTokenMetric(StrictModel):
 
 
 @METRICS.register("exact_token", ExactTokenMetric)
-def exact_token(config: ExactTokenMetric, response: str, answers: list[str]) -> float:
-    """1.0 when an answer is a whole word of the response, else 0.0."""
+def exact_token(config: ExactTokenMetric, response: str, item: Mapping[str, Any]) -> tuple[float, dict[str, Any]]:
+    """1.0 when an alias of a required fact is a whole word of the response, else 0.0."""
     flags = 0 if config.case_sensitive else re.IGNORECASE
-    hit = any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", response, flags) for a in answers)
-    return 1.0 if hit else 0.0
+    aliases = [alias for fact in item["answers"] for alias in fact]
+    hit = any(re.search(rf"(?<!\w){re.escape(a)}(?!\w)", response, flags) for a in aliases)
+    return (1.0 if hit else 0.0), {"hit": hit}

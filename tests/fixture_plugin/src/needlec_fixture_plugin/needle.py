@@ -36,7 +36,7 @@ class LockerCodeKind(NeedleKindBase):
             case=case,
             needles=(f"The code of locker {number} is {code}.",),
             question=f"What is the code of locker {number}?",
-            answers=(code,),
+            answers=((code,),),  # required facts, each a tuple of accepted spellings
             values={"locker": number, "code": code},
         )
 
