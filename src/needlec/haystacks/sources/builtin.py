@@ -78,7 +78,7 @@ class BuiltinSource(SourceSpec):
 
         if self.corpus in (None, "web-bible") and self.group is None and self.language is None:
             return self
-        checks = (
+        checks: tuple[tuple[str, tuple[list[str], list[str], list[str]]], ...] = (
             ("corpus", (_as_list(self.corpus), [], [])),
             ("group", ([], _as_list(self.group), [])),
             (
