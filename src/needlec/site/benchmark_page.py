@@ -26,8 +26,10 @@ def preview_note(bench: Benchmark) -> str:
     select = bench.preview
     configs = ", ".join(code(c) for c in select["config"])
     lengths = _lengths(sorted(int(n) for n in select["length"]))
-    return (f"a reduced grid compiled for this page (configs {configs}; lengths {lengths}; "
-            f"{len(select['depth'])} depths" + ("; the first haystack" if "haystack" in select else "") + ")")
+    return (
+        f"a reduced grid compiled for this page (configs {configs}; lengths {lengths}; "
+        f"{len(select['depth'])} depths" + ("; the first haystack" if "haystack" in select else "") + ")"
+    )
 
 
 def overview(bench: Benchmark) -> str:
@@ -54,21 +56,33 @@ def grid_section(bench: Benchmark) -> str:
         "depths (%)": lambda g: _depths(g.depths),
         "cases × haystacks × repeats": lambda g: f"{g.cases} × {g.haystacks} × {g.repeats}",
     }
-    shared = {name: show(bench.grids[0]) for name, show in columns.items()
-              if len({show(g) for g in bench.grids}) == 1}
+    shared = {name: show(bench.grids[0]) for name, show in columns.items() if len({show(g) for g in bench.grids}) == 1}
     varying = [name for name in columns if name not in shared]
     parts = [table(["setting", "every config"], list(shared.items()))] if shared else []
-    rows = [[code(g.name), ", ".join(f"{a}={code(v)}" for a, v in g.axes) or "none",
-             *(columns[name](g) for name in varying), f"{g.items:,}"] for g in bench.grids]
+    rows = [
+        [
+            code(g.name),
+            ", ".join(f"{a}={code(v)}" for a, v in g.axes) or "none",
+            *(columns[name](g) for name in varying),
+            f"{g.items:,}",
+        ]
+        for g in bench.grids
+    ]
     parts.append(table(["config", "variant", *varying, "items"], rows))
     variants = bench.plan.spec.variants
     if variants:
         parts.append("Variant axes, whose combinations make the configs:")
-        parts.append(table(["axis", "values"], [(code(axis), ", ".join(code(v) for v in values))
-                                                for axis, values in variants.items()]))
-    parts.append("Each item is one cell of config × tokenizer × length × depth × case × haystack × "
-                 "repeat. Lengths are exact token counts of each tokenizer; depths are the targets "
-                 "needles are snapped from.")
+        parts.append(
+            table(
+                ["axis", "values"],
+                [(code(axis), ", ".join(code(v) for v in values)) for axis, values in variants.items()],
+            )
+        )
+    parts.append(
+        "Each item is one cell of config × tokenizer × length × depth × case × haystack × "
+        "repeat. Lengths are exact token counts of each tokenizer; depths are the targets "
+        "needles are snapped from."
+    )
     return "\n\n".join(parts)
 
 
@@ -102,8 +116,7 @@ def needles_section(bench: Benchmark) -> str:
     parts.extend(settings_tables(base))
     for names, dump in groups[1:]:
         changed = {k: v for k, v in dump.items() if base.get(k) != v}
-        parts.append(f"**{_cap(_configs_label(names, total))}**: as {_configs_label(first_names, total)}, "
-                     f"except:")
+        parts.append(f"**{_cap(_configs_label(names, total))}**: as {_configs_label(first_names, total)}, except:")
         parts.extend(settings_tables(changed, skip=()))
     return "\n\n".join(parts)
 
@@ -119,10 +132,11 @@ def prompts_section(bench: Benchmark) -> str:
         parts.append(fence(dump["user"], "jinja", "user"))
         if dump.get("vars"):
             parts.append(value_block(dump["vars"]))
-    parts.append("Templates are Jinja2, rendered in a sandbox; `{{ context }}` is the haystack with "
-                 "the needles inserted, `{{ question }}` the rendered question.")
-    scoring = [f"{_cap(_configs_label(n, total))}: {code(compact_json(d))}"
-               for n, d in _grouped(bench, "scoring")]
+    parts.append(
+        "Templates are Jinja2, rendered in a sandbox; `{{ context }}` is the haystack with "
+        "the needles inserted, `{{ question }}` the rendered question."
+    )
+    scoring = [f"{_cap(_configs_label(n, total))}: {code(compact_json(d))}" for n, d in _grouped(bench, "scoring")]
     parts.append("**Scoring.** " + "; ".join(scoring) + ".")
     return "\n\n".join(parts)
 
@@ -131,8 +145,10 @@ def haystack_section(bench: Benchmark) -> str:
     parts = []
     total = len(bench.plan.configs)
     for names, dump in _grouped(bench, "haystack"):
-        rows = [(str(i), code(s.get("type", "")), code(compact_json({k: v for k, v in s.items() if k != "type"}, 160)))
-                for i, s in enumerate(dump.get("sources", []))]
+        rows = [
+            (str(i), code(s.get("type", "")), code(compact_json({k: v for k, v in s.items() if k != "type"}, 160)))
+            for i, s in enumerate(dump.get("sources", []))
+        ]
         parts.append(f"Haystack of {_configs_label(names, total)}:")
         parts.append(table(["#", "type", "settings"], rows))
         other = {k: v for k, v in dump.items() if k != "sources"}
@@ -141,9 +157,21 @@ def haystack_section(bench: Benchmark) -> str:
     sources = bench.manifest.get("sources", [])
     if sources:
         parts.append("Source texts read by the compile this page was built from:")
-        parts.append(table(["name", "origin", "documents", "characters", "sha256"],
-                           [(code(s.get("name", "")), cell(s.get("origin", "")), scalar(s.get("documents", "")),
-                             scalar(s.get("characters", "")), code(s.get("sha256", ""))) for s in sources]))
+        parts.append(
+            table(
+                ["name", "origin", "documents", "characters", "sha256"],
+                [
+                    (
+                        code(s.get("name", "")),
+                        cell(s.get("origin", "")),
+                        scalar(s.get("documents", "")),
+                        scalar(s.get("characters", "")),
+                        code(s.get("sha256", "")),
+                    )
+                    for s in sources
+                ],
+            )
+        )
     parts.append("### Filters\n\n" + filters_block(bench.manifest.get("filters") or []))
     return "\n\n".join(parts)
 
@@ -178,8 +206,10 @@ def overlap_entries(manifest: dict[str, Any]) -> list[tuple[str, Any]]:
 def overlap_section(bench: Benchmark) -> str:
     entries = overlap_entries(bench.manifest)
     if not entries:
-        return ("None recorded: this benchmark's manifest carries no lexical-overlap statistics "
-                "(its spec sets no overlap budget).")
+        return (
+            "None recorded: this benchmark's manifest carries no lexical-overlap statistics "
+            "(its spec sets no overlap budget)."
+        )
     parts = ["Lexical overlap between each question and its needle, as recorded in the manifest:"]
     for key, value in entries:
         parts.append(f"#### {code(key)}\n\n{value_block(value)}")
@@ -191,25 +221,37 @@ def data_section(bench: Benchmark) -> str:
     configs = bench.manifest["configs"]
     first = next(iter(configs))
     split = configs[first]["files"][0]["split"]
-    snippet = "\n".join([
-        "import os", "", 'os.environ["HF_HUB_OFFLINE"] = "1"  # a local folder needs no network', "",
-        "from datasets import load_dataset", "",
-        f'ds = load_dataset("build/{name}", name="{first}", split="{split}")',
-        'item = ds[0]  # item["messages"] is the chat to send; item["answers"] the accepted answers'])
+    snippet = "\n".join(
+        [
+            "import os",
+            "",
+            'os.environ["HF_HUB_OFFLINE"] = "1"  # a local folder needs no network',
+            "",
+            "from datasets import load_dataset",
+            "",
+            f'ds = load_dataset("build/{name}", name="{first}", split="{split}")',
+            'item = ds[0]  # item["messages"] is the chat to send; item["answers"] the accepted answers',
+        ]
+    )
     scope = preview_note(bench) or "the compiled dataset this page was built from"
-    rows = [(code(c), code(f["split"]), code(f["path"]), f"{f['rows']:,}", human_bytes(f["bytes"]), code(f["sha256"]))
-            for c, info in configs.items() for f in info["files"]]
-    return "\n\n".join([
-        "Compile the full grid (deterministic: the same spec gives the same bytes anywhere), then load "
-        "a config and a tokenizer's split:",
-        fence(f"needlec compile specs/{bench.spec_path.name} -o build/{name}", "console"),
-        fence(snippet, "python"),
-        f"A published copy on the Hugging Face Hub loads the same way with its repository id in place of "
-        f"the folder; fetch and check one with `needlec download ORG/NAME build/{name}`, and check any "
-        f"copy with `needlec verify build/{name}`.",
-        f"Files of {scope} (content hash {code(bench.manifest.get('content_hash', ''))}):",
-        table(["config", "split", "file", "rows", "size", "sha256"], rows),
-    ])
+    rows = [
+        (code(c), code(f["split"]), code(f["path"]), f"{f['rows']:,}", human_bytes(f["bytes"]), code(f["sha256"]))
+        for c, info in configs.items()
+        for f in info["files"]
+    ]
+    return "\n\n".join(
+        [
+            "Compile the full grid (deterministic: the same spec gives the same bytes anywhere), then load "
+            "a config and a tokenizer's split:",
+            fence(f"needlec compile specs/{bench.spec_path.name} -o build/{name}", "console"),
+            fence(snippet, "python"),
+            f"A published copy on the Hugging Face Hub loads the same way with its repository id in place of "
+            f"the folder; fetch and check one with `needlec download ORG/NAME build/{name}`, and check any "
+            f"copy with `needlec verify build/{name}`.",
+            f"Files of {scope} (content hash {code(bench.manifest.get('content_hash', ''))}):",
+            table(["config", "split", "file", "rows", "size", "sha256"], rows),
+        ]
+    )
 
 
 def render_page(bench: Benchmark, assets: str) -> str:
@@ -219,8 +261,12 @@ def render_page(bench: Benchmark, assets: str) -> str:
     pairs = [pair for values in bench.lengths_achieved.values() for pair in values]
     worst = max((abs(a - t) for t, a in pairs), default=0)
     exact = sum(1 for t, a in pairs if t == a)
-    contract = (f" Length contract: {exact:,} of {len(pairs):,} compiled items have exactly their target "
-                f"length" + (f" (largest difference {worst} tokens)" if worst else "") + "." if pairs else "")
+    contract = (
+        f" Length contract: {exact:,} of {len(pairs):,} compiled items have exactly their target "
+        f"length" + (f" (largest difference {worst} tokens)" if worst else "") + "."
+        if pairs
+        else ""
+    )
     sections = [
         f"# {spec.title}",
         f"{code(spec.name)} · {len(bench.grids)} config{'s' if len(bench.grids) != 1 else ''} · "

@@ -22,13 +22,13 @@ import yaml
 from needlec.compile.plan import load_plan
 from needlec.dataset.manifest import read_manifest
 from needlec.errors import NeedlecError
-from needlec.util.atomic import atomic_directory, check_target
 from needlec.site.benchmark_page import render_page
 from needlec.site.catalogue import benchmarks_index, catalogue
 from needlec.site.cli_help import render_cli_help
 from needlec.site.collect import Benchmark, collect
 from needlec.site.plots import depths_svg, lengths_svg
 from needlec.site.reference import render_reference
+from needlec.util.atomic import atomic_directory, check_target
 
 GENERATED = "generated"
 SPEC_SUFFIXES = (".yaml", ".yml", ".json")
@@ -139,8 +139,18 @@ def generate(specs: Sequence[Path], options: SiteOptions) -> tuple[Path, list[Be
 def run_mkdocs(project: Path, output: Path) -> None:
     """`mkdocs build --strict` in its own process (mkdocs resolves paths against the working directory)."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--clean", "-f", "mkdocs.yml",
-               "-d", str(output.resolve())]
+    command = [
+        sys.executable,
+        "-m",
+        "mkdocs",
+        "build",
+        "--strict",
+        "--clean",
+        "-f",
+        "mkdocs.yml",
+        "-d",
+        str(output.resolve()),
+    ]
     result = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, check=False)
     warnings = [line for line in result.stderr.splitlines() if line.startswith(("WARNING", "ERROR"))]
     if result.returncode != 0 or warnings:

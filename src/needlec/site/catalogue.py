@@ -17,8 +17,11 @@ def _first_sentence(text: str) -> str:
 def card(bench: Benchmark, link: str) -> str:
     spec = bench.plan.spec
     lengths = bench.all_lengths
-    span = (short_number(lengths[0]) if len(lengths) == 1
-            else f"{short_number(lengths[0])}–{short_number(lengths[-1])} ({len(lengths)} lengths)")
+    span = (
+        short_number(lengths[0])
+        if len(lengths) == 1
+        else f"{short_number(lengths[0])}–{short_number(lengths[-1])} ({len(lengths)} lengths)"
+    )
     depths = sorted({d for g in bench.grids for d in g.depths})
     tokenizers = sorted({t for g in bench.grids for t in g.tokenizers})
     facts = [
@@ -28,8 +31,10 @@ def card(bench: Benchmark, link: str) -> str:
         f"**Languages:** {', '.join(spec.languages)}",
     ]
     body = "<br>\n    ".join(facts)
-    return (f"-   **[{cell(spec.title)}]({link})** {code(spec.name)}\n\n    ---\n\n"
-            f"    {cell(_first_sentence(spec.description))}\n\n    {body}\n")
+    return (
+        f"-   **[{cell(spec.title)}]({link})** {code(spec.name)}\n\n    ---\n\n"
+        f"    {cell(_first_sentence(spec.description))}\n\n    {body}\n"
+    )
 
 
 def catalogue(benches: list[Benchmark], prefix: str) -> str:
@@ -41,7 +46,9 @@ def catalogue(benches: list[Benchmark], prefix: str) -> str:
 
 
 def benchmarks_index(benches: list[Benchmark]) -> str:
-    intro = ("Every benchmark below is generated from a spec shipped in `specs/`. Each page shows the "
-             "grid, needles, prompt templates, haystack sources, filters, overlap statistics, plots of "
-             "the length and depth distributions, sample items and how to get the data.")
+    intro = (
+        "Every benchmark below is generated from a spec shipped in `specs/`. Each page shows the "
+        "grid, needles, prompt templates, haystack sources, filters, overlap statistics, plots of "
+        "the length and depth distributions, sample items and how to get the data."
+    )
     return f"# Benchmarks\n\n{intro}\n\n{catalogue(benches, '')}"

@@ -46,10 +46,14 @@ def help_texts(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 
 def render_cli_help(parser: argparse.ArgumentParser) -> str:
-    lines = ["# Command help", "",
-             "The output of `--help` for every command, generated from the command-line parser itself. "
-             "The [command line reference](../../reference/cli.md) explains each option with defaults "
-             "and examples.", ""]
+    lines = [
+        "# Command help",
+        "",
+        "The output of `--help` for every command, generated from the command-line parser itself. "
+        "The [command line reference](../../reference/cli.md) explains each option with defaults "
+        "and examples.",
+        "",
+    ]
     for name, text in help_texts(parser).items():
         lines += [f"## {name}", "", fence(text, "text"), ""]
     return "\n".join(lines)

@@ -8,7 +8,6 @@ grid's shape comes from the plan.
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -19,9 +18,8 @@ from typing import Any
 import orjson
 
 from needlec.compile.pipeline import SELECT_KEYS, CompileOptions, compile_spec
-from needlec.compile.size import haystack_ids
 from needlec.compile.plan import Plan, load_plan
-from needlec.errors import OutputError
+from needlec.compile.size import haystack_ids
 from needlec.dataset.manifest import read_manifest
 
 PREVIEW_TOKEN_BUDGET = 3_000_000
@@ -77,12 +75,20 @@ def grid_of(plan: Plan) -> list[ConfigGrid]:
     for config in plan.configs:
         spec = config.spec
         keys = list(plan.keys(config, haystack_ids(spec)))
-        grids.append(ConfigGrid(
-            name=config.name, axes=config.axes,
-            tokenizers=tuple(t.label for t in spec.tokenizers),
-            lengths=tuple(spec.grid.length_points()), depths=tuple(config.depth_points()),
-            cases=len({k.case for k in keys}), haystacks=len({k.haystack for k in keys}),
-            repeats=spec.grid.repeats, items=len(keys), tokens=sum(k.length for k in keys)))
+        grids.append(
+            ConfigGrid(
+                name=config.name,
+                axes=config.axes,
+                tokenizers=tuple(t.label for t in spec.tokenizers),
+                lengths=tuple(spec.grid.length_points()),
+                depths=tuple(config.depth_points()),
+                cases=len({k.case for k in keys}),
+                haystacks=len({k.haystack for k in keys}),
+                repeats=spec.grid.repeats,
+                items=len(keys),
+                tokens=sum(k.length for k in keys),
+            )
+        )
     return grids
 
 

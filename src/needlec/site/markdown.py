@@ -46,7 +46,7 @@ def fence(text: str, language: str = "text", title: str | None = None) -> str:
     """A fenced code block whose fence is longer than any backtick run inside it."""
     longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
     ticks = "`" * max(3, longest + 1)
-    head = f'{ticks}{language}' + (f' title="{title}"' if title else "")
+    head = f"{ticks}{language}" + (f' title="{title}"' if title else "")
     return f"{head}\n{text.rstrip()}\n{ticks}"
 
 
@@ -103,8 +103,10 @@ def value_block(value: Any) -> str:
         columns: list[str] = []
         for record in records.values():
             columns.extend(k for k in record if k not in columns)
-        body = [[code(name)] + [scalar(record.get(c, "")) if c in record else " " for c in columns]
-                for name, record in records.items()]
+        body = [
+            [code(name)] + [scalar(record.get(c, "")) if c in record else " " for c in columns]
+            for name, record in records.items()
+        ]
         return table([label, *columns], body)
     return fence(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False), "json")
 

@@ -42,8 +42,10 @@ def _records_table(records: list[dict[str, Any]], lead: list[str], lead_name: st
         columns.extend(c for c in record if c not in columns and not _is_records(record[c]))
     shown = records[:LIST_ROWS]
     headers = ([lead_name] if lead_name else []) + columns
-    rows = [([code(lead[i])] if lead_name else []) + [value_cell(r.get(c, "")) for c in columns]
-            for i, r in enumerate(shown)]
+    rows = [
+        ([code(lead[i])] if lead_name else []) + [value_cell(r.get(c, "")) for c in columns]
+        for i, r in enumerate(shown)
+    ]
     note = f"\n\nThe first {LIST_ROWS} of {len(records)} are shown." if len(records) > LIST_ROWS else ""
     return table(headers, rows) + note
 
@@ -61,8 +63,9 @@ def records_tables(key: str, records: list[dict[str, Any]]) -> list[str]:
             for child in record.get(inner) or []:
                 rows.append(child)
                 parents.append(_label(record, i))
-        parts.append(f"{code(f'{key}[].{inner}')} ({len(rows)} entries, with the entry of {code(key)} each "
-                     "belongs to):")
+        parts.append(
+            f"{code(f'{key}[].{inner}')} ({len(rows)} entries, with the entry of {code(key)} each belongs to):"
+        )
         parts.append(_records_table(rows, parents, key))
     return parts
 

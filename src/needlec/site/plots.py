@@ -47,8 +47,7 @@ def lengths_svg(bench: Benchmark) -> bytes:
         for i, grid in enumerate(bench.grids):
             per_length = grid.items // max(1, len(grid.lengths))
             heights = [per_length if n in grid.lengths else 0 for n in lengths]
-            axes.bar(positions, heights, bottom=bottom, color=PALETTE[i % len(PALETTE)], label=grid.name,
-                     width=0.7)
+            axes.bar(positions, heights, bottom=bottom, color=PALETTE[i % len(PALETTE)], label=grid.name, width=0.7)
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
         axes.set_xticks(positions, [short_number(n) for n in lengths])
         axes.set_xlabel("target context length (tokens)")
@@ -66,9 +65,13 @@ def depths_svg(bench: Benchmark) -> bytes:
         left, right = figure.subplots(1, 2)
         bins = [i * 10.0 for i in range(11)]
         names = [name for name, pairs in bench.depths.items() if pairs]
-        left.hist([[a for _, a in bench.depths[n]] for n in names] or [[]], bins=bins, stacked=True,
-                  color=[PALETTE[i % len(PALETTE)] for i in range(max(1, len(names)))],
-                  label=names or None)
+        left.hist(
+            [[a for _, a in bench.depths[n]] for n in names] or [[]],
+            bins=bins,
+            stacked=True,
+            color=[PALETTE[i % len(PALETTE)] for i in range(max(1, len(names)))],
+            label=names or None,
+        )
         left.set_xlabel("achieved needle depth (%)")
         left.set_ylabel("needles")
         left.set_xlim(0, 100)
@@ -77,8 +80,15 @@ def depths_svg(bench: Benchmark) -> bytes:
         for i, name in enumerate(names):
             counts = Counter(bench.depths[name])
             points = sorted(counts)
-            right.scatter([t for t, _ in points], [a for _, a in points], s=[8 + 2 * counts[p] for p in points],
-                          color=PALETTE[i % len(PALETTE)], alpha=0.7, label=name, linewidths=0)
+            right.scatter(
+                [t for t, _ in points],
+                [a for _, a in points],
+                s=[8 + 2 * counts[p] for p in points],
+                color=PALETTE[i % len(PALETTE)],
+                alpha=0.7,
+                label=name,
+                linewidths=0,
+            )
         right.set_xlabel("target depth (%)")
         right.set_ylabel("achieved depth (%)")
         right.set_xlim(-3, 103)

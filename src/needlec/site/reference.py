@@ -18,8 +18,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from needlec.spec.models import Spec, json_schema
 from needlec.site.markdown import code, md_cell, table
+from needlec.spec.models import Spec, json_schema
 
 ROOT_PATH = "(top level)"
 EXAMPLE_LIMIT = 110
@@ -123,12 +123,15 @@ def type_text(node: dict[str, Any]) -> str:
     if kind == "object":
         extra = node.get("additionalProperties")
         return f"mapping of string to {type_text(extra)}" if isinstance(extra, dict) and extra else "mapping"
-    text = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
-            "null": "null"}.get(str(kind), "any")
-    bounds = [f"≥ {node['minimum']}" if "minimum" in node else "",
-              f"> {node['exclusiveMinimum']}" if "exclusiveMinimum" in node else "",
-              f"≤ {node['maximum']}" if "maximum" in node else "",
-              f"matching {code(node['pattern'])}" if "pattern" in node else ""]
+    text = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean", "null": "null"}.get(
+        str(kind), "any"
+    )
+    bounds = [
+        f"≥ {node['minimum']}" if "minimum" in node else "",
+        f"> {node['exclusiveMinimum']}" if "exclusiveMinimum" in node else "",
+        f"≤ {node['maximum']}" if "maximum" in node else "",
+        f"matching {code(node['pattern'])}" if "pattern" in node else "",
+    ]
     return ", ".join([text, *(b for b in bounds if b)])
 
 
@@ -144,8 +147,9 @@ def _plain(value: Any) -> Any:
 
 def _yaml_value(key: str, value: Any) -> str:
     """`key: value` in YAML flow style, or with a JSON value where flow style would break lines."""
-    text = yaml.safe_dump({key: value}, default_flow_style=True, width=math.inf, allow_unicode=True,
-                          sort_keys=False).strip()
+    text = yaml.safe_dump(
+        {key: value}, default_flow_style=True, width=math.inf, allow_unicode=True, sort_keys=False
+    ).strip()
     text = text[1:-1] if text.startswith("{") and text.endswith("}") else text
     if "\n" in text:
         text = f"{key}: {json.dumps(value, ensure_ascii=False)}"
@@ -236,28 +240,42 @@ def sections(documents: list[Any]) -> list[ModelSection]:
             else:
                 default_value = None
             default = "required" if key in required else code(json.dumps(default_value, ensure_ascii=False))
-            rows.append(FieldRow(
-                model=name, key=key, type=type_text(prop), default=default,
-                description=str(prop.get("description", "")).strip(),
-                example=example(node, key, paths[name][0], documents, default_value)))
+            rows.append(
+                FieldRow(
+                    model=name,
+                    key=key,
+                    type=type_text(prop),
+                    default=default,
+                    description=str(prop.get("description", "")).strip(),
+                    example=example(node, key, paths[name][0], documents, default_value),
+                )
+            )
         out.append(ModelSection(name, str(node.get("description", "")).strip(), tuple(paths[name]), tuple(rows)))
     return out
 
 
 def render_reference(documents: list[Any]) -> str:
-    lines = ["# Spec fields", "",
-             "Every key of the spec language, generated from the models that validate specs (the same "
-             "source as `needlec schema`). Each section is one mapping; **Paths** says where it appears "
-             "(`[]`: each entry of a list, `<name>`: any key you choose). Examples come from the schema or "
-             "the shipped specs. For explanations and longer examples, see the "
-             "[spec language guide](../../reference/spec.md).", ""]
+    lines = [
+        "# Spec fields",
+        "",
+        "Every key of the spec language, generated from the models that validate specs (the same "
+        "source as `needlec schema`). Each section is one mapping; **Paths** says where it appears "
+        "(`[]`: each entry of a list, `<name>`: any key you choose). Examples come from the schema or "
+        "the shipped specs. For explanations and longer examples, see the "
+        "[spec language guide](../../reference/spec.md).",
+        "",
+    ]
     for section in sections(documents):
         lines += [f"## {section.name} {{#{section.name.lower()}}}", ""]
         if section.description:
             lines += [md_cell(section.description), ""]
         lines += ["**Paths:** " + ", ".join(code(p) for p in section.paths), ""]
         lines += ['<div class="needlec-fields" markdown>', ""]
-        lines.append(table(["Key", "Type", "Default", "Description", "Example"], [
-            (code(r.key), r.type, r.default, md_cell(r.description), code(r.example)) for r in section.rows]))
+        lines.append(
+            table(
+                ["Key", "Type", "Default", "Description", "Example"],
+                [(code(r.key), r.type, r.default, md_cell(r.description), code(r.example)) for r in section.rows],
+            )
+        )
         lines += ["", "</div>", ""]
     return "\n".join(lines)

@@ -48,14 +48,18 @@ def _messages_html(item: dict[str, Any]) -> str:
     for index, message in enumerate(item["messages"]):
         content = message["content"]
         if index == span["message"]:
-            context = content[span["start"]:span["end"]]
-            body = (escape(content[:span["start"]])
-                    + f'<span class="needlec-context">{_marked(context, item["needles"])}</span>'
-                    + escape(content[span["end"]:]))
+            context = content[span["start"] : span["end"]]
+            body = (
+                escape(content[: span["start"]])
+                + f'<span class="needlec-context">{_marked(context, item["needles"])}</span>'
+                + escape(content[span["end"] :])
+            )
         else:
             body = escape(content)
-        parts.append(f'<div class="needlec-message"><p class="needlec-role">{escape(message["role"])}</p>'
-                     f'<pre class="needlec-text">{body}</pre></div>')
+        parts.append(
+            f'<div class="needlec-message"><p class="needlec-role">{escape(message["role"])}</p>'
+            f'<pre class="needlec-text">{body}</pre></div>'
+        )
     return "\n".join(parts)
 
 
@@ -63,20 +67,25 @@ def sample_section(item: dict[str, Any]) -> str:
     """One sample: a summary table and a collapsed <details> holding the full prompt."""
     needles = "<br>".join(
         f"{n['depth_percent']:g}% (target {n['target_depth_percent']:g}%), token {n['token_offset']:,}"
-        for n in item["needles"])
-    summary = table(["field", "value"], [
-        ("id", code(item["id"])),
-        ("tokenizer", code(item["tokenizer"])),
-        ("context tokens", f"{item['context_tokens']:,} (target {item['context_length']:,})"),
-        ("question", cell(item["question"])),
-        ("answers", "; ".join(" or ".join(code(alias) for alias in fact) for fact in item["answers"])),
-        ("needles", needles),
-        ("scoring", code(item["scoring"].get("metric", ""))),
-    ])
-    title = (f"### `{item['config']}` · {short_number(item['context_length'])} tokens · "
-             f"depth {item['depth_percent']:g}%")
-    details = (f'<details class="needlec-sample" data-search-exclude>\n'
-               f"<summary>The prompt as sent, with the needle{'s' if len(item['needles']) > 1 else ''} "
-               f"highlighted ({item['context_tokens']:,} context tokens)</summary>\n"
-               f"{_messages_html(item)}\n</details>")
+        for n in item["needles"]
+    )
+    summary = table(
+        ["field", "value"],
+        [
+            ("id", code(item["id"])),
+            ("tokenizer", code(item["tokenizer"])),
+            ("context tokens", f"{item['context_tokens']:,} (target {item['context_length']:,})"),
+            ("question", cell(item["question"])),
+            ("answers", "; ".join(" or ".join(code(alias) for alias in fact) for fact in item["answers"])),
+            ("needles", needles),
+            ("scoring", code(item["scoring"].get("metric", ""))),
+        ],
+    )
+    title = f"### `{item['config']}` · {short_number(item['context_length'])} tokens · depth {item['depth_percent']:g}%"
+    details = (
+        f'<details class="needlec-sample" data-search-exclude>\n'
+        f"<summary>The prompt as sent, with the needle{'s' if len(item['needles']) > 1 else ''} "
+        f"highlighted ({item['context_tokens']:,} context tokens)</summary>\n"
+        f"{_messages_html(item)}\n</details>"
+    )
     return f"{title}\n\n{summary}\n\n{details}"
