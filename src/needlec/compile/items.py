@@ -6,26 +6,30 @@ Pure apart from reading the prepared haystack index: same key and seed give the 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from needlec.compile.overlap import precision
-from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, render_messages
+from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, random_depths, render_messages
 from needlec.dataset.item import (
     ITEM_SCHEMA_VERSION,
     ContextSpan,
+    Group,
     HaystackRef,
     Item,
     Languages,
     Message,
     Needle,
+    Option,
     Scoring,
 )
 from needlec.haystacks.index import HaystackIndex
-from needlec.kinds.base import NeedleKind
+from needlec.kinds.base import Draw, NeedleKind
 from needlec.placement.engine import Counter, place
-from needlec.spec.models import Spec
+from needlec.spec.models import RandomDepths, Spec
+from needlec.spec.templates import render
 
 __all__ = ["ITEM_SCHEMA_VERSION", "HaystackView", "build_item", "context_of", "item_languages"]
 
@@ -109,12 +113,40 @@ def distractor_depth(needle_depth: float, rng: random.Random) -> float:
     return round(spans[-1][1], 4)
 
 
+def _answer_prefix(spec: Spec, draw: Draw) -> str | None:
+    """The prompt's `answer_prefix` template rendered with the item's values (None when unset)."""
+    template = spec.prompt.answer_prefix
+    if template is None:
+        return None
+    return render(template, {**spec.prompt.vars, **draw.values, "question": draw.question})
+
+
+def _group(benchmark: str, key: ItemKey, draw: Draw) -> Group | None:
+    """Group membership: the group's id is the item id with the case replaced by the group's name."""
+    if draw.group is None:
+        return None
+    name, rotation, size = draw.group
+    return Group(id=dataclasses.replace(key, case=name).id(benchmark), rotation=rotation, size=size)
+
+
+def _question_position(question: str, prefix: str, suffix: str) -> Literal["after", "before", "both"] | None:
+    """Where the question sits in the user message relative to the context (None when elsewhere)."""
+    if not question:
+        return None
+    before, after = question in prefix, question in suffix
+    if before and after:
+        return "both"
+    if before:
+        return "before"
+    return "after" if after else None
+
+
 def build_item(
     benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
 ) -> tuple[Item, list[str]]:
     """The item, and the forbidden terms found in its haystack window (empty when clean)."""
     spec = config.spec
-    seed = key.seed(spec.seed)
+    seed = dataclasses.replace(key, case=kind.seed_case(key.case)).seed(spec.seed)
     rng = random.Random(seed)
     # the window start is drawn first, so configs whose needle kinds use the RNG differently
     # (e.g. multiple-choice options) still share windows for the same grid cell
@@ -126,8 +158,13 @@ def build_item(
     tokenizer = view.index.tokenizer
     others = sum(tokenizer.count(m["content"]) for m in messages[:-1])
     counted_prompt = spec.length.counted == "prompt"
-    target_depths = config.needle_depths(key.depth, len(draw.needles))
-    distractor_depths = [distractor_depth(key.depth, rng) for _ in draw.distractors]
+    multi = spec.placement.multi
+    if isinstance(multi, RandomDepths):
+        drawn = random_depths(multi.random, len(draw.needles) + len(draw.distractors), rng)
+        target_depths, distractor_depths = drawn[: len(draw.needles)], drawn[len(draw.needles) :]
+    else:
+        target_depths = config.needle_depths(key.depth, len(draw.needles))
+        distractor_depths = [distractor_depth(key.depth, rng) for _ in draw.distractors]
     texts = list(draw.needles) + list(draw.distractors)
     placement = place(
         view.index,
@@ -157,7 +194,7 @@ def build_item(
         Needle(
             id=f"n{i}" if i < n else f"d{i - n}",
             role="target" if i < n else "distractor",
-            language=languages.needle,
+            language=draw.languages[i] if i < len(draw.languages) else languages.needle,
             text=text,
             target_depth_percent=wanted[i],
             depth_percent=achieved[i],
@@ -170,7 +207,7 @@ def build_item(
         id=key.id(benchmark),
         benchmark=benchmark,
         family=spec.family or benchmark,
-        task=spec.task or config.name,
+        task=draw.task or spec.task or config.name,
         config=config.name,
         tokenizer=key.tokenizer,
         context_length=key.length,
@@ -183,8 +220,16 @@ def build_item(
         messages=[Message(role=m["role"], content=m["content"]) for m in messages],  # type: ignore[arg-type]
         context_span=ContextSpan(message=len(messages) - 1, start=len(prefix), end=len(prefix) + len(context)),
         question=draw.question,
+        answer_prefix=_answer_prefix(spec, draw),
         answers=[list(fact) for fact in draw.answers],
-        scoring=Scoring.model_validate({"version": 1, **spec.scoring.model_dump(mode="json")}),
+        scoring=Scoring.model_validate({"version": 1, **spec.scoring.model_dump(mode="json"), **draw.scoring}),
+        expected=draw.expected,
+        group=_group(benchmark, key, draw),
+        options=[Option(letter=letter, text=text) for letter, text in draw.options] or None,
+        answer_letter=draw.answer_letter,
+        structure=draw.structure,
+        question_position=_question_position(draw.question, prefix, suffix),
+        max_new_tokens=draw.max_new_tokens or spec.prompt.max_new_tokens,
         haystack=HaystackRef(
             id=key.haystack,
             sha256=view.index.haystack.sha256,

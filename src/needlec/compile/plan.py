@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from needlec.errors import NeedlecError, Problem, SpecError
+from needlec.errors import ContractError, NeedlecError, Problem, SpecError
 from needlec.haystacks.sources import SourceContext, SourceSpec
 from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.spec.loader import Document, KeyPath, dotted, load_file, merge_documents
-from needlec.spec.models import Spec, json_schema
+from needlec.spec.models import RandomDepths, RandomDepthsRule, Spec, StepDepths, json_schema
 from needlec.spec.templates import TemplateProblem, render
 from needlec.spec.validate import problems_from
 
@@ -50,11 +50,37 @@ class ConfigPlan:
         return self.spec.grid.depth_points()
 
     def needle_depths(self, depth: float, count: int) -> list[float]:
-        """Target depth of each needle for a grid depth (Kamradt's spread or fixed depths)."""
+        """Target depth of each needle for a grid depth (Kamradt's spread, fixed depths or steps).
+
+        `{random: ...}` depths are drawn per item (`random_depths`); here they fall back to the spread.
+        """
         multi = self.spec.placement.multi
         if isinstance(multi, list):
             return [round(float(d), 4) for d in multi]
+        if isinstance(multi, StepDepths):
+            return [round(min(100.0, depth + i * multi.step), 4) for i in range(count)]
         return [round(depth + i * (100.0 - depth) / count, 4) for i in range(count)]
+
+
+def random_depths(rule: RandomDepthsRule, count: int, rng: random.Random) -> list[float]:
+    """`count` depths in [low, high], any two at least `min_gap` apart, in random order.
+
+    Uniform over all such sets: `count` points drawn in the range shrunk by the gaps, sorted, and
+    spread back out by i*min_gap (the standard bijection); the order is then shuffled so needle i
+    is not always the shallowest. Raises ContractError when the gaps do not fit in the range.
+    """
+    if count == 0:
+        return []
+    room = (rule.high - rule.low) - (count - 1) * rule.min_gap
+    if room < 0:
+        raise ContractError(
+            f"{count} needles with a minimum gap of {rule.min_gap} points do not fit between depths "
+            f"{rule.low} and {rule.high}; lower placement.multi.random.min_gap or use fewer needles"
+        )
+    points = sorted(rng.uniform(0.0, room) for _ in range(count))
+    depths = [round(rule.low + p + i * rule.min_gap, 4) for i, p in enumerate(points)]
+    rng.shuffle(depths)
+    return depths
 
 
 @dataclass(frozen=True)
@@ -288,6 +314,13 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         failing = _failing_template(doc, ("prompt",), variables)
         problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
         return problems
+    if spec.prompt.answer_prefix is not None:
+        try:
+            render(spec.prompt.answer_prefix, {**spec.prompt.vars, **draw.values, "question": draw.question})
+        except TemplateProblem as exc:
+            key = ("prompt", "answer_prefix")
+            problems.append(Problem(str(exc), doc.locate(key), dotted(key)))
+            return problems
     hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
     user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
     if hits != [len(messages) - 1] or user_hits != 1:
@@ -311,6 +344,13 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         problems.append(
             Problem(f"{len(multi)} fixed depths for {len(draw.needles)} needles", doc.locate(key), dotted(key))
         )
+    if isinstance(multi, RandomDepths):
+        count = len(draw.needles) + len(draw.distractors)
+        try:
+            random_depths(multi.random, count, random.Random(0))
+        except ContractError as exc:
+            key = ("placement", "multi", "random")
+            problems.append(Problem(str(exc), doc.locate(key), dotted(key)))
     return problems
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from needlec.registry import NEEDLES
 
@@ -27,13 +27,23 @@ class Draw:
     values: dict[str, str] = field(default_factory=dict)
     distractors: tuple[str, ...] = ()  # irrelevant sentences inserted away from the needle
     forbidden: tuple[str, ...] = ()  # must not occur in the haystack outside needles/distractors
+    # Optional item fields a kind may set; each defaults to "not set" (the spec's value or absent).
+    languages: tuple[str, ...] = ()  # language of each needle, then each distractor (default: item's)
+    structure: dict[str, Any] | None = None  # generator structure (graph, chain, proof) for checks
+    options: tuple[tuple[str, str], ...] = ()  # multiple-choice options as (letter, text)
+    answer_letter: str | None = None  # letter of the correct option
+    group: tuple[str, int, int] | None = None  # (name, rotation, size): rotations of one question
+    expected: Literal["yes", "no"] | None = None  # verdict of an existence item
+    scoring: dict[str, Any] = field(default_factory=dict)  # per-item metric parameters over the spec's
+    task: str | None = None  # the item's task, over the spec's `task`
+    max_new_tokens: int | None = None  # generation budget, over the prompt's `max_new_tokens`
 
 
 class NeedleKind(Protocol):
     """What the compiler asks of a needle kind; every hook is declared here.
 
     `NeedleKindBase` gives the optional hooks (`bind_haystacks`, `filter_terms`, `template_vars`)
-    their do-nothing defaults, so a kind only writes `cases` and `draw`.
+    their do-nothing defaults (`seed_case` the identity), so a kind only writes `cases` and `draw`.
     """
 
     def cases(self) -> list[str]:
@@ -65,6 +75,14 @@ class NeedleKind(Protocol):
         """Every case id the kind defines, whatever the selection (for did-you-mean hints)."""
         ...
 
+    def seed_case(self, case: str) -> str:
+        """The part of a case id that seeds the item's RNG (default: all of it).
+
+        Cases that must draw the same values (e.g. the rotations of one multiple-choice question)
+        return a shared name, so they share the item seed, the window and the draw.
+        """
+        ...
+
 
 class NeedleKindBase:
     """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
@@ -83,6 +101,9 @@ class NeedleKindBase:
 
     def all_case_ids(self) -> list[str]:
         return []
+
+    def seed_case(self, case: str) -> str:
+        return case
 
 
 def needle_kind(config: Any) -> NeedleKind:

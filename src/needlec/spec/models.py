@@ -60,6 +60,46 @@ class HaystackSpec(StrictModel):
     )
 
 
+class StepDepths(StrictModel):
+    """Each needle a fixed step deeper than the one before (NeedleBench's reasoning needles)."""
+
+    step: float = Field(
+        gt=0,
+        le=100,
+        description="Percentage points between consecutive needles: needle i sits at d + i*step (capped at "
+        "100), where d is the grid depth.",
+        examples=[10],
+    )
+
+
+class RandomDepthsRule(StrictModel):
+    """Where random depths may fall and how close two may be."""
+
+    low: float = Field(0, ge=0, le=100, description="Smallest depth in percent.")
+    high: float = Field(100, ge=0, le=100, description="Largest depth in percent.")
+    min_gap: float = Field(
+        0,
+        ge=0,
+        le=100,
+        description="Smallest distance in percentage points between any two needles (targets and distractors).",
+    )
+
+    @model_validator(mode="after")
+    def _feasible(self) -> RandomDepthsRule:
+        if self.high < self.low:
+            raise KeyedValueError(f"high ({self.high}) is below low ({self.low})", "high")
+        return self
+
+
+class RandomDepths(StrictModel):
+    """Every needle, distractors included, at its own random depth drawn from the item's RNG."""
+
+    random: RandomDepthsRule = Field(
+        description="Range and minimum gap of the depths; the grid depth is ignored (use `depths: [0]`).",
+        examples=[{"min_gap": 5}],
+    )
+
+
 class PlacementSpec(StrictModel):
     """How needles are positioned: the boundary they snap to and how several needles spread."""
 
@@ -75,12 +115,14 @@ class PlacementSpec(StrictModel):
         "it from the haystack. Default: a space for `sentence`, a newline "
         "for `line`, a blank line for `paragraph`, nothing for `none`.",
     )
-    multi: Literal["spread"] | list[Annotated[float, Field(ge=0, le=100)]] = Field(
+    multi: Literal["spread"] | list[Annotated[float, Field(ge=0, le=100)]] | StepDepths | RandomDepths = Field(
         "spread",
         description="With several needles: `spread` puts needle i of n at "
         "d + i*(100-d)/n, where d is the grid depth (Kamradt's rule); a list gives each needle "
-        "a fixed depth in percent and replaces the grid's depths.",
-        examples=["spread", [10, 50, 90]],
+        "a fixed depth in percent and replaces the grid's depths; `{step: s}` puts needle i at d + i*s "
+        "(capped at 100); `{random: {low, high, min_gap}}` draws every needle's depth, distractors "
+        "included, at random with a minimum gap.",
+        examples=["spread", [10, 50, 90], {"step": 10}, {"random": {"min_gap": 5}}],
     )
     depth_tolerance: float = Field(
         5.0,
@@ -109,6 +151,19 @@ class PromptSpec(StrictModel):
         examples=["{{ context }}\n\nQuestion: {{ question }}"],
     )
     vars: dict[str, str] = Field(default_factory=dict, description="Extra constants for the templates.")
+    answer_prefix: str | None = Field(
+        None,
+        description="Template of the text a runner appends after the messages (e.g. the start of the "
+        "assistant's answer, for completion models or prefill); written into every item's `answer_prefix`.",
+        examples=["The special magic number is"],
+    )
+    max_new_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Generation budget written into every item's `max_new_tokens` (a needle kind may set "
+        "its own per item).",
+        examples=[128],
+    )
 
 
 class LengthSpec(StrictModel):
