@@ -318,8 +318,7 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         try:
             render(spec.prompt.answer_prefix, {**spec.prompt.vars, **draw.values, "question": draw.question})
         except TemplateProblem as exc:
-            key = ("prompt", "answer_prefix")
-            problems.append(Problem(str(exc), doc.locate(key), dotted(key)))
+            problems.append(Problem(str(exc), doc.locate(("prompt", "answer_prefix")), "prompt.answer_prefix"))
             return problems
     hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
     user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
@@ -349,8 +348,8 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         try:
             random_depths(multi.random, count, random.Random(0))
         except ContractError as exc:
-            key = ("placement", "multi", "random")
-            problems.append(Problem(str(exc), doc.locate(key), dotted(key)))
+            where: KeyPath = ("placement", "multi", "random")
+            problems.append(Problem(str(exc), doc.locate(where), dotted(where)))
     return problems
 
 
