@@ -65,12 +65,14 @@ def main() -> None:
             spec = work / "bench.yaml"
             spec.write_text(_child(parent, args.length, args.items, config), encoding="utf-8")
             timings = []
+            warnings: list[str] = []
             out = work / "out"
             for _ in range(2):
                 shutil.rmtree(out, ignore_errors=True)
                 start = time.perf_counter()
-                compile_spec(spec, out, CompileOptions(progress=False, select={"config": {config}}))
+                result = compile_spec(spec, out, CompileOptions(progress=False, select={"config": {config}}))
                 timings.append(time.perf_counter() - start)
+                warnings = result.warnings
             size = _bytes(out)
             repeated = False
             for path in (out / "data").glob("*/*.jsonl"):
@@ -78,6 +80,8 @@ def main() -> None:
                     repeated = repeated or bool(json.loads(line)["haystack"]["repeated"])
             per_item = timings[1] / args.items
             print(f"{config:16}  {timings[0]:7.1f}  {timings[1]:7.1f}  {per_item:6.2f}  {size / 1e6:9.2f}  {repeated}")
+            for warning in warnings:
+                print(f"  warning: {warning}")
 
 
 if __name__ == "__main__":
