@@ -335,3 +335,16 @@ def test_v1_similarity_credit_and_v2_binary() -> None:
     item["answers"] = [["Ulkix mark"], ["Zorvath"], ["Quelek"]]
     item["scoring"] = {"metric": "needlebench", "per_needle": True, "alpha": 0.2, "version": 1}
     assert score_response(item, "Quelek and the Ulkix mark")[0] == pytest.approx(2 / 3)
+
+
+def test_8k_spec_has_the_mrt_needle_count_sweep() -> None:
+    plan = load_plan(SPECS / "needlebench-8k.yaml")
+    # Hand-written linspace(0, 100, n) truncated: the reference's depth lists for 1, 5 and 10 needles.
+    lists = {1: [0], 5: [0, 25, 50, 75, 100], 10: [0, 11, 22, 33, 44, 55, 66, 77, 88, 100], 20: V1_DEPTHS_20}
+    for n, depths in lists.items():
+        config = plan.config(f"m-rt-sweep{n}-zh-after")
+        assert config.spec.placement.multi == depths
+        assert config.spec.needle.needles == n
+        # 4 lengths x 50 repeats per tokenizer
+        assert config_size(config, {}).items == 4 * 50 * len(TOKENIZERS)
+    assert plan.config("m-rt-sweep15-en-after").spec.grid.length_points() == [5000, 6000, 7000, 8000]
