@@ -2,7 +2,8 @@
 
 Each size file extends `base.yaml` (prompt, haystacks, scoring, language variants) and adds one `task` axis whose
 values are the v1 tasks (`s-rt`, `m-rt`, `m-rs`), the v2 tasks (`v2-s-rt`, `v2-m-rt`, `v2-m-rs`) and, at 8K,
-the M-RT needle-count sweep (`m-rt-sweep<n>`), each with its own grid, so every config reproduces one cell group of the reference exactly. Run from the repository root:
+the M-RT needle-count sweep (`m-rt-sweep<n>`), each with its own grid, so every config reproduces one cell group
+of the reference exactly. Run from the repository root:
 
     python scripts/build_needlebench_specs.py
 
