@@ -348,3 +348,24 @@ def test_8k_spec_has_the_mrt_needle_count_sweep() -> None:
         # 4 lengths x 50 repeats per tokenizer
         assert config_size(config, {}).items == 4 * 50 * len(TOKENIZERS)
     assert plan.config("m-rt-sweep15-en-after").spec.grid.length_points() == [5000, 6000, 7000, 8000]
+
+
+def test_chinese_needle_at_the_end_gets_an_exact_cut(tmp_path: Path) -> None:
+    # A Chinese S-RT needle at depth 100 in 2,000 cl100k tokens of statutes: near the first window's start every
+    # character is two tokens, so the count steps from 2,001 to 1,999; the compile must still hit 2,000 exactly.
+    spec = tmp_path / "end.yaml"
+    spec.write_text(
+        f"extends: {(SPECS / 'base.yaml').as_posix()}\nname: nbend\ntitle: end\ntokenizers: [cl100k_base]\n"
+        "grid: {lengths: [2000], depths: [100], repeats: 3}\n"
+        "variants: {lang: {en: null}, question: {before: null}}\n",
+        encoding="utf-8",
+    )
+    compile_spec(spec, tmp_path / "out", CompileOptions(progress=False))
+    rows = [json.loads(line) for line in (tmp_path / "out" / "data").glob("*/*.jsonl").__next__().open()]
+    encoder = tiktoken.get_encoding("cl100k_base")
+    assert len(rows) == 3
+    for item in rows:
+        context = context_of(item)
+        assert len(encoder.encode(context, disallowed_special=())) == 2000
+        assert context.endswith(item["needles"][0]["text"])
+        assert "\ufffd" not in context
