@@ -162,15 +162,17 @@ def test_yaml_examples_are_valid_specs() -> None:
     assert len(blocks) >= 15
     bases = {
         name: yaml.safe_load((ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"))
-        for name in ("niah", "nolima")
+        for name in ("niah", "nolima", "needlebench/base")
     }
+    kind_bases = {"latent_hop": "nolima", "needlebench": "needlebench/base"}
     for block in blocks:
         example = yaml.safe_load(block)
         assert isinstance(example, dict), f"example is not a mapping:\n{block}"
         example.pop("extends", None)
         # an example of another needle kind is merged over the shipped spec that uses that kind
         needle = example.get("needle")
-        base = bases["nolima" if isinstance(needle, dict) and needle.get("type") == "latent_hop" else "niah"]
+        kind = needle.get("type") if isinstance(needle, dict) else None
+        base = bases[kind_bases.get(str(kind), "niah")]
         try:
             Spec.model_validate(_merge(base, example))
         except Exception as exc:

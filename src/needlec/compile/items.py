@@ -151,7 +151,11 @@ def build_item(
     # the window start is drawn first, so configs whose needle kinds use the RNG differently
     # (e.g. multiple-choice options) still share windows for the same grid cell
     start = rng.choice(view.starts) if spec.haystack.start == "random" else 0
-    draw = kind.draw(key.case, rng)
+    draw_rng = rng
+    if kind.draw_per_repeat():
+        shared = dataclasses.replace(key, case=kind.seed_case(key.case), length=0, depth=0.0, haystack="")
+        draw_rng = random.Random(shared.seed(spec.seed))
+    draw = kind.draw(key.case, draw_rng)
     messages = render_messages(spec, draw.question, draw.values)
     user = messages[-1]["content"]
     prefix, suffix = user.split(CONTEXT_SENTINEL)

@@ -83,6 +83,15 @@ class NeedleKind(Protocol):
         """
         ...
 
+    def draw_per_repeat(self) -> bool:
+        """Whether every item of one repeat draws the same values (default: each item draws its own).
+
+        When true, the draw's RNG is seeded by the case and the repeat only, so all lengths, depths and
+        haystacks of repeat r share one needle set (NeedleBench's controlled design); the item's window
+        and placement still come from the item's own seed.
+        """
+        ...
+
 
 class NeedleKindBase:
     """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
@@ -104,6 +113,9 @@ class NeedleKindBase:
 
     def seed_case(self, case: str) -> str:
         return case
+
+    def draw_per_repeat(self) -> bool:
+        return False
 
 
 def needle_kind(config: Any) -> NeedleKind:

@@ -17,6 +17,9 @@ from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
 
 MARGIN_TOKENS = 8
+CUT_ATTEMPTS = 16
+"""Window starts (or, with needles at depth 100, ends) tried, boundary after boundary, when no cut of the other
+end gives the exact count: in CJK text a character can be several tokens, so the count can step over the target."""
 MAX_STEPS = 12
 
 
@@ -201,42 +204,66 @@ def place(
         return [result[i] for i in range(len(needles))]
 
     if not at_end:
-        k_end = t_begin + hay_tokens
-        if k_end + MARGIN_TOKENS >= index.n_tokens:
-            raise ContractError("haystack is too short for this length (internal sizing error)")
-        hi = index.tok_char[max(t_begin, k_end - MARGIN_TOKENS)]
-        positions = _snap_all(offsets(t_begin), order, index, bounds, start, hi, always=start)
-        inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
+        # The count is monotone in the window's end, and where the characters near the end are several
+        # tokens long (CJK text) it can step over the target; a window starting at a following boundary
+        # has a different remainder, so a few starts are tried before giving up (the first is `start`).
+        after = bisect.bisect_right(bounds, start)
+        failure: ContractError | None = None
+        for begin in [start, *bounds[after : after + CUT_ATTEMPTS - 1]]:
+            t_first = index.token_at(begin)
+            k_end = t_first + hay_tokens
+            if k_end + MARGIN_TOKENS >= index.n_tokens:
+                raise ContractError("haystack is too short for this length (internal sizing error)")
+            hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
+            positions = _snap_all(offsets(t_first), order, index, bounds, begin, hi, always=begin)
+            inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
 
-        def count_end(pos: int) -> int:
-            return counter.count(start, pos, inserts, prefix, suffix)
+            def count_end(pos: int, begin: int = begin, inserts: list[Insert] = inserts) -> int:
+                return counter.count(begin, pos, inserts, prefix, suffix)
 
-        end, total = _solve(count_end, k_end, +1, lambda k: index.tok_char[k], index.n_tokens, target)
+            try:
+                end, total = _solve(count_end, k_end, +1, lambda k: index.tok_char[k], index.n_tokens, target)
+            except ContractError as exc:
+                failure = exc
+                continue
+            failure = None
+            break
+        if failure is not None:
+            raise failure
         if inserts and end <= inserts[-1].pos + 1:
             raise ContractError("needles did not fit inside the window (internal placement error)")
-        begin = start
     else:
         j = bisect.bisect_left(bounds, index.tok_char[min(t_begin + hay_tokens + MARGIN_TOKENS, index.n_tokens)])
         if j >= len(bounds):
             raise ContractError("haystack is too short for this length (internal sizing error)")
-        end = bounds[j]
-        k_begin = index.token_at(end) - hay_tokens
-        lo = index.tok_char[min(k_begin + MARGIN_TOKENS, index.n_tokens)]
-        middle = [i for i in order if depths[i] < 100.0]
-        positions = _snap_all(offsets(k_begin), middle, index, bounds, lo, end, always=None)
-        positions.update({i: end for i in at_end})
-        inserts = _inserts(positions, needles, order, joiner, last_without_joiner=True)
+        # Likewise for the start cut: the next boundaries as ends give it other remainders.
+        failure = None
+        for end in bounds[j : j + CUT_ATTEMPTS]:
+            k_begin = index.token_at(end) - hay_tokens
+            lo = index.tok_char[min(k_begin + MARGIN_TOKENS, index.n_tokens)]
+            middle = [i for i in order if depths[i] < 100.0]
+            positions = _snap_all(offsets(k_begin), middle, index, bounds, lo, end, always=None)
+            positions.update({i: end for i in at_end})
+            inserts = _inserts(positions, needles, order, joiner, last_without_joiner=True)
 
-        def cut_start(k: int) -> int:
-            pos = index.tok_char[k]
-            while pos < end and text[pos].isspace():
-                pos += 1
-            return pos
+            def cut_start(k: int, end: int = end) -> int:
+                pos = index.tok_char[k]
+                while pos < end and text[pos].isspace():
+                    pos += 1
+                return pos
 
-        def count_start(pos: int) -> int:
-            return counter.count(pos, end, inserts, prefix, suffix)
+            def count_start(pos: int, end: int = end, inserts: list[Insert] = inserts) -> int:
+                return counter.count(pos, end, inserts, prefix, suffix)
 
-        begin, total = _solve(count_start, k_begin, -1, cut_start, index.n_tokens, target)
+            try:
+                begin, total = _solve(count_start, k_begin, -1, cut_start, index.n_tokens, target)
+            except ContractError as exc:
+                failure = exc
+                continue
+            failure = None
+            break
+        if failure is not None:
+            raise failure
         if inserts and begin >= inserts[0].pos - 1 and inserts[0].pos != end:
             raise ContractError("needles did not fit inside the window (internal placement error)")
 

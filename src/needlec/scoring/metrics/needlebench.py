@@ -38,12 +38,21 @@ class NeedleBenchConfig(MetricConfig):
     )
     remove_whitespace: bool = Field(True, description="Delete all whitespace from response and reference first.")
     trim: bool = Field(False, description="Cut the response to at most 1.2 x the reference length before the distance.")
+    per_needle: bool = Field(
+        False,
+        description="Multi-needle retrieval (M-RT): the share of required facts with a keyword (any alias) in the raw "
+        "response, case-sensitive, with no similarity part. Off: one keyword hit anywhere scores 1.",
+    )
 
 
 @METRICS.register("needlebench", NeedleBenchConfig)
 def needlebench(cfg: NeedleBenchConfig, response: str, item: Mapping[str, Any]) -> Result:
     """Keyword check on the raw response; otherwise similarity to the target needle sentence(s)."""
-    keywords = [a for fact in answer_sets(item) for a in fact if a]
+    facts = answer_sets(item)
+    if cfg.per_needle:
+        hits = [any(a and a in response for a in fact) for fact in facts]
+        return (sum(hits) / len(hits) if hits else 0.0), {"hits": hits}
+    keywords = [a for fact in facts for a in fact if a]
     if any(k in response for k in keywords):
         return 1.0, {"keyword": True}
     if cfg.alpha == 0:
