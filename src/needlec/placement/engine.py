@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
+from needlec.tokenizer import Tokenizer
 
 MARGIN_TOKENS = 8
 MAX_STEPS = 12
@@ -303,3 +304,26 @@ def _measure(
         needle_tokens=tuple(token_offsets[i] for i in range(len(needles))),
         needle_chars=tuple(char_offsets[i] for i in range(len(needles))),
     )
+
+
+def needles_alone(
+    tokenizer: Tokenizer, needles: list[str], joiner: str, prefix: str = "", suffix: str = ""
+) -> Placement:
+    """A context made of the needles alone, in order, joined by `joiner`: no haystack text, no target.
+
+    The placement has an empty haystack window (`start == end == 0`) and one insert per needle at
+    position 0, so `Placement.context` gives the joined needles for any haystack text. Token offsets
+    are counted by encoding each prefix of the context, so they are exact for any tokenizer.
+    """
+    texts = [n + joiner if i < len(needles) - 1 else n for i, n in enumerate(needles)]
+    inserts = tuple(Insert(0, t) for t in texts)
+    chars: list[int] = []
+    at = 0
+    for t in texts:
+        chars.append(at)
+        at += len(t)
+    context = "".join(texts)
+    tokens = tuple(tokenizer.count(context[:c]) if c else 0 for c in chars)
+    context_tokens = tokenizer.count(context)
+    total = tokenizer.count(prefix + context + suffix) if prefix or suffix else context_tokens
+    return Placement(0, 0, inserts, total, context_tokens, tokens, tuple(chars))
