@@ -312,8 +312,13 @@ def needles_alone(
     """A context made of the needles alone, in order, joined by `joiner`: no haystack text, no target.
 
     The placement has an empty haystack window (`start == end == 0`) and one insert per needle at
-    position 0, so `Placement.context` gives the joined needles for any haystack text. Token offsets
-    are counted by encoding each prefix of the context, so they are exact for any tokenizer.
+    position 0, so `Placement.context` gives the joined needles for any haystack text.
+
+    Token offsets (the count of the context before each needle) are summed piece by piece, each
+    piece being a joiner and the next needle, cut where the previous needle ends: for tokenizers
+    that pre-split there (tiktoken, most BPE tokenizers) the sums equal the counts of the prefixes.
+    The sum over all pieces is compared with a count of the whole context, and on any difference
+    every offset is counted by encoding its prefix instead (exact for any tokenizer, quadratic).
     """
     texts = [n + joiner if i < len(needles) - 1 else n for i, n in enumerate(needles)]
     inserts = tuple(Insert(0, t) for t in texts)
@@ -323,7 +328,16 @@ def needles_alone(
         chars.append(at)
         at += len(t)
     context = "".join(texts)
-    tokens = tuple(tokenizer.count(context[:c]) if c else 0 for c in chars)
     context_tokens = tokenizer.count(context)
+    joiner_tokens = tokenizer.count(joiner) if joiner else 0
+    offsets: list[int] = []
+    through = 0  # tokens of the context up to the end of the previous needle
+    for i, needle in enumerate(needles):
+        offsets.append(through + joiner_tokens if i else 0)
+        through += tokenizer.count((joiner if i else "") + needle)
+    if through != context_tokens or any(
+        tokenizer.count(context[: chars[i]]) != offsets[i] for i in (1, len(needles) - 1) if 0 < i < len(needles)
+    ):
+        offsets = [tokenizer.count(context[:c]) if c else 0 for c in chars]
     total = tokenizer.count(prefix + context + suffix) if prefix or suffix else context_tokens
-    return Placement(0, 0, inserts, total, context_tokens, tokens, tuple(chars))
+    return Placement(0, 0, inserts, total, context_tokens, tuple(offsets), tuple(chars))
