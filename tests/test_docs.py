@@ -162,15 +162,16 @@ def test_yaml_examples_are_valid_specs() -> None:
     assert len(blocks) >= 15
     bases = {
         name: yaml.safe_load((ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"))
-        for name in ("niah", "nolima")
+        for name in ("niah", "nolima", "atc/atc-v1-mc")
     }
+    by_type = {"latent_hop": "nolima", "atc": "atc/atc-v1-mc"}
     for block in blocks:
         example = yaml.safe_load(block)
         assert isinstance(example, dict), f"example is not a mapping:\n{block}"
         example.pop("extends", None)
         # an example of another needle kind is merged over the shipped spec that uses that kind
         needle = example.get("needle")
-        base = bases["nolima" if isinstance(needle, dict) and needle.get("type") == "latent_hop" else "niah"]
+        base = bases[by_type.get(needle.get("type", "") if isinstance(needle, dict) else "", "niah")]
         try:
             Spec.model_validate(_merge(base, example))
         except Exception as exc:
