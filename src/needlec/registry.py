@@ -311,7 +311,13 @@ FILTERS: Registry[FilterFactory] = Registry(
 )
 BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry("builders", modules=("needlec.haystacks.builders",))
 NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
-    "needles", modules=("needlec.kinds.latent_hop", "needlec.kinds.needlebench.kind", "needlec.kinds.template")
+    "needles",
+    modules=(
+        "needlec.kinds.atc.kind",
+        "needlec.kinds.latent_hop",
+        "needlec.kinds.needlebench.kind",
+        "needlec.kinds.template",
+    ),
 )
 TOKENIZERS: Registry[TokenizerFactory] = Registry("tokenizers", modules=("needlec.tokenizer",))
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))

@@ -22,11 +22,13 @@ def check_item(item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool) -> li
     starts one needle-length earlier) is measured against the reachable depth instead.
     """
     problems = []
-    counted = item.context_tokens if spec.length.counted == "context" else item.prompt_tokens
-    if abs(counted - item.context_length) > spec.length.tolerance:
+    counted = item.context_tokens if spec.length.counted != "prompt" else item.prompt_tokens
+    if spec.length.counted == "needles":
+        pass  # no target: the needles are the whole context and the length is what they measure
+    elif abs(counted - item.context_length) > spec.length.tolerance:
         problems.append(f"{item.id}: {counted} tokens, target {item.context_length}")
     for i, needle in enumerate(item.needles):
-        if needle.role != "target":
+        if needle.role != "target" or spec.length.counted == "needles":
             continue
         target = min(needle.target_depth_percent, reachable_depth(item, i, tokenizer))
         if abs(needle.depth_percent - target) > spec.placement.depth_tolerance:

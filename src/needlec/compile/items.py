@@ -27,7 +27,7 @@ from needlec.dataset.item import (
 )
 from needlec.haystacks.index import HaystackIndex
 from needlec.kinds.base import Draw, NeedleKind
-from needlec.placement.engine import Counter, place
+from needlec.placement.engine import Counter, needles_alone, place
 from needlec.spec.models import RandomDepths, Spec
 from needlec.spec.templates import render
 
@@ -170,21 +170,27 @@ def build_item(
         target_depths = config.needle_depths(key.depth, len(draw.needles))
         distractor_depths = [distractor_depth(key.depth, rng) for _ in draw.distractors]
     texts = list(draw.needles) + list(draw.distractors)
-    placement = place(
-        view.index,
-        view.counter,
-        start=start,
-        target=key.length - others if counted_prompt else key.length,
-        needles=texts,
-        depths=target_depths + distractor_depths,
-        snap=spec.placement.snap,
-        joiner=spec.placement.joiner_text(),
-        prefix=prefix if counted_prompt else "",
-        suffix=suffix if counted_prompt else "",
-    )
+    alone = spec.length.counted == "needles"
+    if alone:  # the needles are the whole context: no haystack text, no length target
+        placement = needles_alone(view.index.tokenizer, texts, spec.placement.joiner_text(), prefix, suffix)
+        target_depths = list(placement.depths()[: len(draw.needles)])
+        distractor_depths = list(placement.depths()[len(draw.needles) :])
+    else:
+        placement = place(
+            view.index,
+            view.counter,
+            start=start,
+            target=key.length - others if counted_prompt else key.length,
+            needles=texts,
+            depths=target_depths + distractor_depths,
+            snap=spec.placement.snap,
+            joiner=spec.placement.joiner_text(),
+            prefix=prefix if counted_prompt else "",
+            suffix=suffix if counted_prompt else "",
+        )
     context = placement.context(view.index.text)
     messages[-1]["content"] = prefix + context + suffix
-    if counted_prompt:
+    if counted_prompt or alone:
         prompt_tokens = placement.total_tokens + others
     else:
         prompt_tokens = others + view.counter.count(
@@ -214,7 +220,7 @@ def build_item(
         task=draw.task or spec.task or config.name,
         config=config.name,
         tokenizer=key.tokenizer,
-        context_length=key.length,
+        context_length=placement.context_tokens if alone else key.length,
         context_tokens=placement.context_tokens,
         prompt_tokens=prompt_tokens,
         length_counted=spec.length.counted,

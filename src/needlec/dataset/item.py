@@ -108,7 +108,10 @@ class Item(_Row):
     context_length: int = Field(description="Target length in tokens.")
     context_tokens: int = Field(description="Tokens of the context (haystack plus needles).")
     prompt_tokens: int = Field(description="Tokens of every message's content.")
-    length_counted: Literal["context", "prompt"] = Field(description="What `context_length` counts.")
+    length_counted: Literal["context", "prompt", "needles"] = Field(
+        description="What `context_length` counts; `needles`: the context is the needles alone and "
+        "`context_length` is the length they achieved."
+    )
     depth_percent: float = Field(description="Grid depth in percent.")
     needles: list[Needle] = Field(
         description="Inserted texts in context order of insertion: targets, then distractors."

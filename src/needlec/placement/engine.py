@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
+from needlec.tokenizer import Tokenizer
 
 MARGIN_TOKENS = 8
 CUT_ATTEMPTS = 16
@@ -330,3 +331,40 @@ def _measure(
         needle_tokens=tuple(token_offsets[i] for i in range(len(needles))),
         needle_chars=tuple(char_offsets[i] for i in range(len(needles))),
     )
+
+
+def needles_alone(
+    tokenizer: Tokenizer, needles: list[str], joiner: str, prefix: str = "", suffix: str = ""
+) -> Placement:
+    """A context made of the needles alone, in order, joined by `joiner`: no haystack text, no target.
+
+    The placement has an empty haystack window (`start == end == 0`) and one insert per needle at
+    position 0, so `Placement.context` gives the joined needles for any haystack text.
+
+    Token offsets (the count of the context before each needle) are summed piece by piece, each
+    piece being a joiner and the next needle, cut where the previous needle ends: for tokenizers
+    that pre-split there (tiktoken, most BPE tokenizers) the sums equal the counts of the prefixes.
+    The sum over all pieces is compared with a count of the whole context, and on any difference
+    every offset is counted by encoding its prefix instead (exact for any tokenizer, quadratic).
+    """
+    texts = [n + joiner if i < len(needles) - 1 else n for i, n in enumerate(needles)]
+    inserts = tuple(Insert(0, t) for t in texts)
+    chars: list[int] = []
+    at = 0
+    for t in texts:
+        chars.append(at)
+        at += len(t)
+    context = "".join(texts)
+    context_tokens = tokenizer.count(context)
+    joiner_tokens = tokenizer.count(joiner) if joiner else 0
+    offsets: list[int] = []
+    through = 0  # tokens of the context up to the end of the previous needle
+    for i, needle in enumerate(needles):
+        offsets.append(through + joiner_tokens if i else 0)
+        through += tokenizer.count((joiner if i else "") + needle)
+    if through != context_tokens or any(
+        tokenizer.count(context[: chars[i]]) != offsets[i] for i in (1, len(needles) - 1) if 0 < i < len(needles)
+    ):
+        offsets = [tokenizer.count(context[:c]) if c else 0 for c in chars]
+    total = tokenizer.count(prefix + context + suffix) if prefix or suffix else context_tokens
+    return Placement(0, 0, inserts, total, context_tokens, tuple(offsets), tuple(chars))

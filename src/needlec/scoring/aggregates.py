@@ -244,15 +244,18 @@ def circular(rows: Sequence[Scored]) -> dict[str, Any] | None:
 
 
 def atc_step(row: Scored) -> int:
-    """An ATC item's step: `structure.steps` when present, else its number of target needles."""
+    """An ATC item's step weight: `structure.score_step` (the label a spec chose, e.g. the v1 count of
+    people), else `structure.steps`, else its number of target needles."""
     structure = row.item.get("structure") or {}
-    if isinstance(structure, Mapping) and "steps" in structure:
-        return int(structure["steps"])
+    if isinstance(structure, Mapping):
+        for key in ("score_step", "steps"):
+            if key in structure:
+                return int(structure[key])
     return sum(1 for n in row.item.get("needles") or [] if n.get("role", "target") == "target")
 
 
 def atc_score(rows: Sequence[Scored]) -> dict[str, Any] | None:
-    """ATC step-weighted score per (question language, prompt variant) and their mean.
+    """ATC step-weighted score per (question language, prompt variant, else config) and their mean.
 
     A question (a CircularEval group, or a lone item) is correct when all its items score 1.
     P_step = 100 x share of correct questions among those of that step; TaskScore =
@@ -265,7 +268,7 @@ def atc_score(rows: Sequence[Scored]) -> dict[str, Any] | None:
 
     def variant(r: Scored) -> str:
         lang = (r.item.get("languages") or {}).get("question", "?")
-        return f"{lang}-{r.item.get('prompt_variant') or 'default'}"
+        return f"{lang}-{r.item.get('prompt_variant') or r.item.get('config') or 'default'}"
 
     for name, members in sorted(group_by(atc, variant).items()):
         questions = group_by(members, _question_key)

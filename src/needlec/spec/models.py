@@ -169,10 +169,13 @@ class PromptSpec(StrictModel):
 class LengthSpec(StrictModel):
     """The length contract: what is counted and how exact it must be."""
 
-    counted: Literal["context", "prompt"] = Field(
+    counted: Literal["context", "prompt", "needles"] = Field(
         "context",
         description="`context`: haystack plus needles; `prompt`: every message's "
-        "content in full (chat-template tokens of a particular model are not counted).",
+        "content in full (chat-template tokens of a particular model are not counted); `needles`: the "
+        "context is the needles alone, in the kind's order, joined by the placement joiner, with no "
+        "haystack text and no length target (the achieved length is recorded; the grid's single length "
+        "is only a label in item ids).",
     )
     tolerance: int = Field(
         0, ge=0, description="Allowed distance in tokens between target and achieved length (0 = exact)."
@@ -285,6 +288,13 @@ class Spec(StrictModel):
                 raise KeyedValueError(
                     f"tokenizer name {label!r} is used twice; names must be distinct", "tokenizers", i
                 )
+        if self.length.counted == "needles" and len(self.grid.length_points()) != 1:
+            raise KeyedValueError(
+                "`length.counted: needles` builds contexts from the needles alone, so `grid.lengths` must "
+                "hold exactly one value (a label)",
+                "grid",
+                "lengths",
+            )
         for axis, values in self.variants.items():
             if not values:
                 raise KeyedValueError(f"variant axis {axis!r} has no values", "variants", axis)

@@ -312,6 +312,7 @@ def render_items(
     shots: int = 0,
     shot_style: ShotStyle = "direct",
     shot_params: GraphParams | None = None,
+    shot_steps: tuple[int, ...] = DEFAULT_SHOT_STEPS,
 ) -> tuple[RenderedItem, ...]:
     """The items for one question: four CircularEval rotations (multiple choice) or one open-ended item."""
     vocab = pack.vocabulary
@@ -328,6 +329,7 @@ def render_items(
         style=shot_style,
         answer_format=answer_format,
         policy=policy,
+        steps=shot_steps,
     )
     few_shot = ""
     if examples:
