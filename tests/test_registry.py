@@ -86,7 +86,7 @@ def test_every_component_kind_has_a_registry_and_entry_point_group() -> None:
 
 def test_builtin_kinds_are_registered() -> None:
     assert SOURCES.names() == ["builtin", "files", "url"]
-    assert NEEDLES.names() == ["atc", "latent_hop", "template"]
+    assert NEEDLES.names() == ["atc", "latent_hop", "needlebench", "template"]
     assert BUILDERS.names() == ["concat", "snippets"]
     assert TOKENIZERS.names() == ["hf", "tiktoken"]
     assert {"contains", "contains_all"} <= set(METRICS.names())
