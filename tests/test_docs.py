@@ -162,7 +162,7 @@ def test_yaml_examples_are_valid_specs() -> None:
     assert len(blocks) >= 15
     bases = {
         name: yaml.safe_load((ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"))
-        for name in ("niah", "nolima")
+        for name in ("niah", "nolima", "ruler")
     }
     for block in blocks:
         example = yaml.safe_load(block)
@@ -170,7 +170,8 @@ def test_yaml_examples_are_valid_specs() -> None:
         example.pop("extends", None)
         # an example of another needle kind is merged over the shipped spec that uses that kind
         needle = example.get("needle")
-        base = bases["nolima" if isinstance(needle, dict) and needle.get("type") == "latent_hop" else "niah"]
+        kind = needle.get("type") if isinstance(needle, dict) else None
+        base = bases[{"latent_hop": "nolima", "ruler": "ruler"}.get(str(kind), "niah")]
         try:
             Spec.model_validate(_merge(base, example))
         except Exception as exc:

@@ -275,7 +275,10 @@ class RulerKind(NeedleKindBase):
         count = len(words)
         return Draw(
             needles=tuple(sequence),
-            structure={"answer_counts": dict(zip(words, counts, strict=True)), "noise_token": "..."},
+            structure={
+                "answer_counts": [{"word": w, "count": n} for w, n in zip(words, counts, strict=True)],
+                "noise_token": "...",
+            },
             **self._common(
                 case,
                 words,
