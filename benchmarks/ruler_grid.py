@@ -1,10 +1,10 @@
 """Time the compile of `specs/ruler.yaml` (11 tasks x 6 lengths x 500 items) from a measured fraction.
 
-Run: `nice python benchmarks/ruler_grid.py [repeats]` (default 4). The shipped spec is compiled with
-`repeats` items per task and length instead of 500, on one worker; the script prints the seconds
-per length, the per-item milliseconds, and the full grid's time extrapolated linearly to 500
-items per cell. The fixed costs (building haystacks, indexing them per tokenizer) are paid once
-per compile, so the extrapolation of the per-item part is an upper bound for them.
+Run: `nice python benchmarks/ruler_grid.py [low] [high]` (default 1 and 3). Each length of the
+shipped spec is compiled twice on one worker, with `low` and with `high` items per task instead of
+500. The difference gives the time per item; what is left of the first run is the fixed cost of
+that length (building the haystacks, indexing them up to the length). The script prints both and
+the full grid's time, fixed cost plus 500 items per task, summed over the lengths.
 """
 
 from __future__ import annotations
@@ -29,30 +29,33 @@ def _compile(spec: dict[str, object], folder: Path, name: str) -> float:
     return time.perf_counter() - start
 
 
-def main(repeats: int = 4) -> None:
-    """Compile the fraction, print per-length timings and the extrapolation."""
+def main(low: int = 1, high: int = 3) -> None:
+    """Per length, compile `low` and `high` repeats; the difference gives the per-item time, the rest
+    is the fixed cost (haystacks built and indexed up to that length); print both and the total."""
     base = yaml.safe_load((ROOT / "specs" / "ruler.yaml").read_text(encoding="utf-8"))
     full_repeats = int(base["grid"]["repeats"])
     lengths = list(base["grid"]["lengths"])
     tasks = len(base["variants"]["task"])
+    total = 0.0
+    print(f"{tasks} tasks; repeats {low} and {high} per length; full grid has {full_repeats}")
+    print("length  t_low_s  t_high_s  ms/item  fixed_s  full_cell_s (500 x tasks)")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        # fixed cost: one item per task at the smallest length (haystacks built and indexed)
-        fixed_spec = {**base, "grid": {**base["grid"], "lengths": lengths[:1], "repeats": 1}}
-        fixed = _compile(fixed_spec, folder, "fixed")
-        print(f"setup + {tasks} items at {lengths[0]}: {fixed:.1f} s")
-        total_items = 0.0
-        print("length  items  seconds  ms/item  extrapolated_s (500/cell)")
         for length in lengths:
-            spec = {**base, "grid": {**base["grid"], "lengths": [length], "repeats": repeats}}
-            seconds = _compile(spec, folder, f"l{length}")
-            items = tasks * repeats
-            per_item = max(seconds - fixed, 0.0) / items
-            extrapolated = per_item * tasks * full_repeats
-            total_items += extrapolated
-            print(f"{length:6}  {items:5}  {seconds:7.1f}  {1000 * per_item:7.1f}  {extrapolated:9.0f}")
-        print(f"full grid ({tasks} tasks x {len(lengths)} lengths x {full_repeats}): about {fixed + total_items:.0f} s")
+            times = []
+            for repeats in (low, high):
+                spec = {**base, "grid": {**base["grid"], "lengths": [length], "repeats": repeats}}
+                times.append(_compile(spec, folder, f"l{length}r{repeats}"))
+            per_item = max(times[1] - times[0], 0.0) / (tasks * (high - low))
+            fixed = max(times[0] - per_item * tasks * low, 0.0)
+            full = fixed + per_item * tasks * full_repeats
+            total += full
+            print(
+                f"{length:6}  {times[0]:7.1f}  {times[1]:8.1f}  {1000 * per_item:7.1f}  {fixed:7.1f}  {full:9.0f}",
+                flush=True,
+            )
+    print(f"full grid ({tasks} tasks x {len(lengths)} lengths x {full_repeats}), one length per compile: {total:.0f} s")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 4)
+    main(*(int(a) for a in sys.argv[1:3]))
