@@ -207,3 +207,13 @@ def test_synthetic_responses_give_hand_computed_scores_and_effective_length(data
     # averages over tasks: (100 + 93.75) / 2 = 96.875 passes 85.6; (50 + 100) / 2 = 75 fails
     assert ruler["average"] == {"1500": 96.875, "3000": 75.0}
     assert ruler["effective_length"] == {"threshold": 85.6, "effective_length": 1500, "first_failing_length": 3000}
+
+
+def test_select_repeat_compiles_a_slice_of_the_repeats(tmp_path: Path) -> None:
+    import needlec
+
+    result = needlec.compile(
+        ROOT / "specs" / "ruler.yaml", tmp_path / "out", select={"length": "4096", "repeat": ["0", "7"]}, dry_run=True
+    )
+    # 11 tasks x 1 length x 2 of the 500 repeats, 4096 context tokens each
+    assert (result.items, result.tokens) == (22, 22 * 4096)
