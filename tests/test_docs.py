@@ -162,9 +162,9 @@ def test_yaml_examples_are_valid_specs() -> None:
     assert len(blocks) >= 15
     bases = {
         name: yaml.safe_load((ROOT / "specs" / f"{name}.yaml").read_text(encoding="utf-8"))
-        for name in ("niah", "nolima", "needlebench/base", "atc/atc-v1-mc")
+        for name in ("niah", "nolima", "needlebench/base", "atc/atc-v1-mc", "ruler")
     }
-    kind_bases = {"latent_hop": "nolima", "needlebench": "needlebench/base", "atc": "atc/atc-v1-mc"}
+    kind_bases = {"latent_hop": "nolima", "needlebench": "needlebench/base", "atc": "atc/atc-v1-mc", "ruler": "ruler"}
     for block in blocks:
         example = yaml.safe_load(block)
         assert isinstance(example, dict), f"example is not a mapping:\n{block}"

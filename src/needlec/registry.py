@@ -309,13 +309,16 @@ FILTERS: Registry[FilterFactory] = Registry(
         "needlec.haystacks.filters.names",
     ),
 )
-BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry("builders", modules=("needlec.haystacks.builders",))
+BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry(
+    "builders", modules=("needlec.haystacks.builders", "needlec.haystacks.ruler_builders")
+)
 NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
     "needles",
     modules=(
         "needlec.kinds.atc.kind",
         "needlec.kinds.latent_hop",
         "needlec.kinds.needlebench.kind",
+        "needlec.kinds.ruler.kind",
         "needlec.kinds.template",
     ),
 )

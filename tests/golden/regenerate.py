@@ -23,6 +23,7 @@ GOLDEN = Path(__file__).resolve().parent
 SELECTIONS: dict[str, dict[str, list[str]]] = {
     "niah": {"length": ["1000"], "depth": ["0", "50", "100"]},
     "nolima": {"config": ["main", "onehop", "distractor"], "length": ["1000"], "depth": ["0"], "haystack": ["h0"]},
+    "ruler": {"length": ["4096"], "repeat": ["0"]},
 }
 
 

@@ -199,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=V1,V2",
-        help="compile only items whose config, tokenizer, length or depth is listed "
+        help="compile only items whose config, tokenizer, length, depth, haystack or repeat is listed "
         "(repeatable, e.g. --select length=1000 --select config=single)",
     )
     p.add_argument(

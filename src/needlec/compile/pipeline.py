@@ -43,7 +43,7 @@ from needlec.util import canonical
 from needlec.util.atomic import atomic_directory, check_target, inside
 from needlec.util.sums import every_file, write_sums
 
-SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack")
+SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack", "repeat")
 
 
 def default_cache_dir() -> Path:

@@ -116,6 +116,7 @@ class ItemKey:
             "length": str(self.length),
             "depth": f"{self.depth:g}",
             "haystack": self.haystack,
+            "repeat": str(self.repeat),
         }
 
     def selected(self, select: dict[str, set[str]]) -> bool:

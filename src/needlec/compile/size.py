@@ -55,7 +55,7 @@ def config_size(config: ConfigPlan, select: dict[str, set[str]]) -> Size:
         * _keep([f"{d:g}" for d in config.depth_points()], select, "depth")
         * len(needle_kind(spec.needle).cases())
         * _keep(haystack_ids(spec), select, "haystack")
-        * spec.grid.repeats
+        * _keep([str(r) for r in range(spec.grid.repeats)], select, "repeat")
     )
     tokens = sum(lengths) * others
     items = len(lengths) * others

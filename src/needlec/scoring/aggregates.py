@@ -283,6 +283,33 @@ def atc_score(rows: Sequence[Scored]) -> dict[str, Any] | None:
     return {"tasks": tasks, "overall": overall}
 
 
+RULER_THRESHOLD = 85.6
+"""RULER's effective-length threshold: Llama-2-7B's average score at 4K, in points."""
+
+
+def ruler_average(rows: Sequence[Scored], threshold: float = RULER_THRESHOLD) -> dict[str, Any] | None:
+    """RULER's family score: per length, the mean over tasks of each task's mean score (points), and
+    the effective length under the prefix rule at `threshold`; None without RULER items.
+
+    Tasks weigh equally whatever their item counts, as in RULER's tables; a length counts only
+    where every task was scored (else it is listed under `incomplete_lengths`).
+    """
+    ruler = [r for r in rows if r.item.get("family") == "ruler"]
+    if not ruler:
+        return None
+    tasks = group_by(ruler, lambda r: str(r.item.get("task", "")))
+    per_task = {name: length_curve(members) for name, members in sorted(tasks.items())}
+    lengths = sorted({length for curve in per_task.values() for length in curve})
+    complete = [length for length in lengths if all(length in curve for curve in per_task.values())]
+    average = {length: round(_mean([curve[length] for curve in per_task.values()]), 4) for length in complete}
+    return {
+        "tasks": {name: {str(k): v for k, v in curve.items()} for name, curve in per_task.items()},
+        "average": {str(k): v for k, v in average.items()},
+        "incomplete_lengths": [length for length in lengths if length not in complete],
+        "effective_length": prefix_rule(average, threshold),
+    }
+
+
 NEEDLEBENCH_TASKS = ("s-rt", "m-rt", "m-rs")
 
 

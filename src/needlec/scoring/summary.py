@@ -69,6 +69,9 @@ def build_summary(
     atc = agg.atc_score(rows)
     if atc is not None:
         families["atc"] = atc
+    ruler = agg.ruler_average(rows)
+    if ruler is not None:
+        families["ruler"] = ruler
     if families:
         summary["families"] = families
     return summary
