@@ -58,10 +58,11 @@ def _write_plots(result: ScoreResult, root: Path) -> list[Path]:
     written = []
     for name, cfg in result.summary["configs"].items():
         safe = _SAFE.sub("_", name)
-        figures = {
-            f"{safe}-heatmap": heatmap_figure(f"{name}: mean score", cfg["heatmap"]),
-            f"{safe}-by-length": length_figure(f"{name}: score by length", cfg["by_length"]),
-        }
+        figures = {}
+        if "heatmap" in cfg:  # a spec's `reports.show` may leave a plot out
+            figures[f"{safe}-heatmap"] = heatmap_figure(f"{name}: mean score", cfg["heatmap"])
+        if "by_length" in cfg:
+            figures[f"{safe}-by-length"] = length_figure(f"{name}: score by length", cfg["by_length"])
         for stem, fig in figures.items():
             for fmt in ("svg", "png"):
                 (plot_dir / f"{stem}.{fmt}").write_bytes(render(fig, fmt))
