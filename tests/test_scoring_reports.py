@@ -150,3 +150,15 @@ def test_invalid_reports_are_user_errors(dataset: Path, responses: Path, tmp_pat
         ("reports.baseline", 23)  # the 23rd line of SPEC
     ]
     assert "exactly one" in problems[0].message
+
+
+def test_a_report_is_replaced_by_scoring_again(dataset: Path, responses: Path, tmp_path: Path) -> None:
+    report = tmp_path / "again"
+    runs = []
+    for _ in range(2):  # the second run replaces the first report (it is one)
+        done = subprocess.run(
+            [NEEDLEC, "score", str(dataset), str(responses), "-o", str(report)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        runs.append({p.name: p.read_bytes() for p in report.rglob("*") if p.is_file()})
+    assert runs[0] == runs[1] and "summary.json" in runs[0]
