@@ -162,3 +162,10 @@ def test_a_report_is_replaced_by_scoring_again(dataset: Path, responses: Path, t
         assert done.returncode == 0, done.stderr
         runs.append({p.name: p.read_bytes() for p in report.rglob("*") if p.is_file()})
     assert runs[0] == runs[1] and "summary.json" in runs[0]
+
+
+def test_the_card_lists_each_configs_reports(dataset: Path) -> None:
+    card = (dataset / "README.md").read_text(encoding="utf-8")
+    assert "## Reports" in card
+    assert "| baseline | by_length, heatmap | mlneedle (threshold 0.75) | config baseline |" in card
+    assert "| full | by_length, effective_length | mlneedle (threshold 0.75) | config baseline |" in card
