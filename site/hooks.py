@@ -1,9 +1,10 @@
 """mkdocs hooks for the needlec site.
 
 `needlec site build` writes pages under docs/generated/. These hooks list the generated benchmark
-pages in the navigation (their number depends on the shipped specs), add any hand-written page
-that mkdocs.yml does not list yet under "Guides" (so a new page is never left out of the
-navigation), and put the catalogue into the home page where it says <!-- needlec:catalogue -->.
+pages (and the results pages, when score reports were given) in the navigation (their number
+depends on the shipped specs), add any hand-written page that mkdocs.yml does not list yet under
+"Guides" (so a new page is never left out of the navigation), and put the catalogue into the home
+page where it says <!-- needlec:catalogue -->.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ def _title(path: Path) -> str:
 
 
 def on_config(config: Any) -> Any:
-    pages = json.loads((_generated(config) / "nav.json").read_text(encoding="utf-8"))["benchmarks"]
+    generated = json.loads((_generated(config) / "nav.json").read_text(encoding="utf-8"))
+    pages = generated["benchmarks"]
+    results = generated.get("results") or []  # present when `needlec site build --results` was given
     nav = config["nav"] or []
     docs = Path(config["docs_dir"])
     listed = _listed(nav)
@@ -59,6 +62,7 @@ def on_config(config: Any) -> Any:
             entry["Benchmarks"] = [
                 {"All benchmarks": f"{GENERATED}/benchmarks/index.md"},
                 *({title: path} for title, path in pages),
+                *({title: path} for title, path in results),
             ]
         if isinstance(entry, dict) and "Guides" in entry and extra:
             entry["Guides"] = [*entry["Guides"], *extra]

@@ -1,7 +1,8 @@
 """needlec: a declarative spec compiler and dataset publisher for needle-in-a-haystack benchmarks.
 
-The Python API (`load_spec`, `validate`, `compile`) lives in `needlec.api` and is imported on
-first use, so `import needlec` stays cheap (it imports no component, no numpy).
+The Python API (`load_spec`, `validate`, `compile` in `needlec.api`; `score` and `score_response` in
+`needlec.scoring.api`) is imported on first use, so `import needlec` stays cheap (it imports no
+component, no numpy).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from needlec.version import __version__
 _API = {
     "load_spec": ("needlec.api", "load_spec"),
     "validate": ("needlec.api", "validate"),
+    "score": ("needlec.scoring.api", "score"),
+    "score_response": ("needlec.scoring.api", "score_response"),
     "NeedlecError": ("needlec.errors", "NeedlecError"),
     "Problem": ("needlec.errors", "Problem"),
 }
@@ -22,6 +25,7 @@ _API = {
 if TYPE_CHECKING:
     from needlec.api import compile, load_spec, validate
     from needlec.errors import NeedlecError, Problem
+    from needlec.scoring.api import score, score_response
 
 
 def __getattr__(name: str) -> Any:
@@ -58,4 +62,4 @@ class _Package(types.ModuleType):
 
 sys.modules[__name__].__class__ = _Package
 
-__all__ = ["NeedlecError", "Problem", "__version__", "compile", "load_spec", "validate"]
+__all__ = ["NeedlecError", "Problem", "__version__", "compile", "load_spec", "score", "score_response", "validate"]

@@ -19,6 +19,7 @@ def cmd_site_build(args: argparse.Namespace) -> int:
         project=Path(args.project),
         output=Path(args.output) if args.output else None,
         datasets=[Path(d) for d in args.dataset],
+        results=[Path(r) for r in args.results],
         build=not args.pages_only,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         log=log,
@@ -72,6 +73,15 @@ def add_site_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="DIR",
         help="a compiled dataset folder to describe instead of compiling a reduced grid; "
         "matched to its spec by name (repeatable)",
+    )
+    p.add_argument(
+        "--results",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a report folder written by `needlec score -o` (one run, labelled by the folder name); each "
+        "benchmark the reports name gets a results page with the comparison table, the per-config "
+        "tables and the heatmaps (repeatable)",
     )
     p.add_argument("--pages-only", action="store_true", help="write the generated pages but do not run mkdocs")
     p.add_argument(

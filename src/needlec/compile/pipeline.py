@@ -425,6 +425,8 @@ def _manifest(
             ],
             "overlap": _overlap_report(tally, config),
         }
+        if config.spec.reports is not None:
+            configs[config.name]["reports"] = config.spec.reports.model_dump(mode="json")
         report = prepared.kind_reports.get(config.name)
         if report:
             configs[config.name]["needle_kind"] = report

@@ -67,6 +67,11 @@ class ConfigEntry(BaseModel):
     needle_kind: dict[str, Any] | None = Field(
         default=None, description="What the needle kind reported (e.g. excluded names)."
     )
+    reports: dict[str, Any] | None = Field(
+        default=None,
+        description="The config's spec `reports:` mapping (aggregates shown, headline effective-length rule, "
+        "baseline), read by `needlec score`; absent when the spec has none.",
+    )
 
 
 class Manifest(_Part):

@@ -77,6 +77,38 @@ def filter_section(filters: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def reports_section(configs: dict[str, dict[str, Any]]) -> list[str]:
+    """What `needlec score` reports per config, from the spec's `reports:` (nothing when no config has it)."""
+    chosen = {name: info["reports"] for name, info in configs.items() if info.get("reports")}
+    if not chosen:
+        return []
+    lines = [
+        "",
+        "## Reports",
+        "",
+        "`needlec score DATASET RESPONSES -o REPORT` reports, per config (all applicable aggregates where "
+        "a config is not listed):",
+        "",
+        "| config | aggregates | headline effective length | baseline |",
+        "|---|---|---|---|",
+    ]
+    for name, rep in chosen.items():
+        show = ", ".join(rep.get("show") or []) if rep.get("show") is not None else "all that apply"
+        rule = rep.get("effective_length") or {}
+        threshold = rule.get("threshold")
+        headline = f"{rule.get('rule', 'ruler')}" + ("" if threshold is None else f" (threshold {threshold:g})")
+        base = rep.get("baseline") or {}
+        baseline = (
+            f"config {base['config']}"
+            if base.get("config")
+            else f"length {base['length']}"
+            if base.get("length")
+            else "none"
+        )
+        lines.append(f"| {name} | {show} | {headline} | {baseline} |")
+    return lines
+
+
 def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
     configs = manifest["configs"]
     meta = yaml.safe_dump(card_metadata(plan, configs), sort_keys=False, allow_unicode=True)
@@ -126,6 +158,7 @@ def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
         for corpus in source.get("corpora", []):
             lines.append(f"  - corpus `{corpus['name']}`, licence {corpus['licence']}, sha256 `{corpus['sha256']}`")
     lines += filter_section(manifest.get("filters") or [])
+    lines += reports_section(configs)
     if spec.citation.strip():
         lines += ["", "## Citation", "", "```bibtex", spec.citation.strip(), "```"]
     return "\n".join(lines) + "\n"

@@ -221,11 +221,15 @@ class LatentHopKind(NeedleKindBase):
             question = render(case.group.direct_question, values)
         else:
             question = render(case.group.question, values)
+        lettered: tuple[tuple[str, str], ...] = ()
         if self.config.choices >= 2:
             others = rng.sample([n for n in self.pool if n != char], self.config.choices - 1)
             options = [char, *others]
             rng.shuffle(options)
             question = render(self.config.choices_template, {"question": question, "options": ", ".join(options)})
+            # Recorded in the item (A, B, ... in the order listed) so the `choice` metric can tell
+            # a response naming one option from one naming several.
+            lettered = tuple((chr(ord("A") + i), name) for i, name in enumerate(options))
         distractors = (render(self.config.distractor, values),) if self.config.distractor else ()
         return Draw(
             case=case_id,
@@ -235,6 +239,8 @@ class LatentHopKind(NeedleKindBase):
             values={**values, "hop": case.hop, "order": case.order, "group": case.group.id, "pair": case.pair.id},
             distractors=distractors,
             forbidden=(char, w_q),
+            options=lettered,
+            answer_letter=next((letter for letter, name in lettered if name == char), None),
         )
 
 

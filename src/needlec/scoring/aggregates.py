@@ -148,12 +148,14 @@ def effective_lengths(
     nolima_base_max_length: int = 1000,
     baseline: float | None = None,
     mlneedle_ratio: float = 0.75,
+    baseline_length: int | None = None,
 ) -> dict[str, Any]:
     """The four effective-length definitions, each with its parameters (prefix rule throughout).
 
     `ruler`: score >= an absolute threshold. `lesson`: middle-band score >= tau x 100.
     `nolima`: score >= ratio x base score, the base being the mean over lengths <= base_max_length.
-    `mlneedle`: score >= ratio x the no-distractor baseline (only when a baseline is known).
+    `mlneedle`: score >= ratio x the no-distractor baseline (only when a baseline is known); when the
+    baseline was measured at `baseline_length` of these rows, that length is left out of its curve.
     """
     curve = length_curve(rows)
     out: dict[str, Any] = {"curve": {str(k): v for k, v in curve.items()}}
@@ -171,11 +173,14 @@ def effective_lengths(
     else:
         out["nolima"] = None
     if baseline is not None:
+        relative = {k: v for k, v in curve.items() if k != baseline_length}
         out["mlneedle"] = {
-            **prefix_rule(curve, mlneedle_ratio * baseline),
+            **prefix_rule(relative, mlneedle_ratio * baseline),
             "baseline": baseline,
             "ratio": mlneedle_ratio,
         }
+        if baseline_length is not None:
+            out["mlneedle"]["baseline_length"] = baseline_length
     else:
         out["mlneedle"] = None
     return out

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import ValidationError
 
+from needlec.dataset.manifest import MANIFEST, read_manifest
 from needlec.errors import NeedlecError
 from needlec.registry import METRICS
 from needlec.scoring import metrics as _metrics  # noqa: F401  (registers the built-in metrics)
@@ -17,6 +19,7 @@ from needlec.scoring.aggregates import Scored
 from needlec.scoring.dataset import iter_items
 from needlec.scoring.responses import Response, read_responses
 from needlec.scoring.summary import build_summary
+from needlec.spec.reports import ReportsSpec
 
 SHOW = 5
 
@@ -72,6 +75,15 @@ def score_response(item: dict[str, Any], response: str) -> tuple[float, dict[str
     return _Judge()(to_contract(item), response)
 
 
+def dataset_reports(dataset: str | Path) -> dict[str, dict[str, Any]]:
+    """The `reports:` settings per config that a dataset folder's manifest records (empty for a file)."""
+    folder = Path(dataset)
+    if not (folder / MANIFEST).is_file():
+        return {}
+    configs = read_manifest(folder).get("configs") or {}
+    return {name: entry["reports"] for name, entry in configs.items() if isinstance(entry.get("reports"), dict)}
+
+
 def _first(ids: Iterable[str]) -> str:
     ids = list(ids)
     head = ", ".join(ids[:SHOW])
@@ -86,12 +98,16 @@ def score(
     allow_unknown: bool = False,
     tokenizer: str | None = None,
     config: Sequence[str] = (),
+    reports: Mapping[str, ReportsSpec | Mapping[str, Any]] | None = None,
 ) -> ScoreResult:
     """Score `responses` against the items of `dataset`.
 
     Several responses for one id are averaged. An item without a response is an error unless
     `allow_missing` (then it is left out and counted); a response whose id is not in the dataset
     is an error unless `allow_unknown`. `tokenizer` and `config` restrict which items are expected.
+    `reports` maps config names to their `reports:` settings (what the summary shows, the headline
+    effective-length rule, the baseline); by default they are read from the dataset's manifest,
+    which records the spec's `reports:` per config.
     """
     items = [
         it
@@ -127,5 +143,10 @@ def score(
         details = results[0][1] if len(results) == 1 else {"samples": [d for _, d in results]}
         rows.append(Scored(item, mean, details))
     repeated = sorted(i for i, t in by_id.items() if len(t) > 1 and i in known)
-    summary = build_summary(rows, missing=missing, unknown=unknown, repeated=repeated)
+    wanted = dataset_reports(dataset) if reports is None else reports
+    try:
+        settings = {name: ReportsSpec.model_validate(value) for name, value in wanted.items()}
+    except ValidationError as exc:
+        raise NeedlecError(f"{dataset}: invalid `reports` settings: {exc}") from None
+    summary = build_summary(rows, missing=missing, unknown=unknown, repeated=repeated, reports=settings)
     return ScoreResult(rows, summary, missing, unknown, repeated)

@@ -31,6 +31,11 @@ def score_lines(result: ScoreResult) -> list[bytes]:
     return lines
 
 
+def _is_report(folder: Path) -> bool:
+    """A folder `needlec score` wrote: it holds `summary.json` and `scores.jsonl`."""
+    return (folder / "summary.json").is_file() and (folder / "scores.jsonl").is_file()
+
+
 def write_report(result: ScoreResult, out: str | Path, plots: bool = True) -> list[Path]:
     """Write the report folder `out` atomically; returns the files written (relative to `out`).
 
@@ -41,7 +46,7 @@ def write_report(result: ScoreResult, out: str | Path, plots: bool = True) -> li
     if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "summary.json").is_file())):
         raise OutputError(f"{target}: exists and is not a needlec score report; choose another -o")
     written: list[Path] = []
-    with atomic_directory(target) as root:
+    with atomic_directory(target, owned=_is_report, what="a needlec score report") as root:
         (root / "scores.jsonl").write_bytes(b"".join(score_lines(result)))
         (root / "summary.json").write_bytes(dumps(result.summary, indent=True) + b"\n")
         written += [Path("scores.jsonl"), Path("summary.json")]
@@ -58,10 +63,11 @@ def _write_plots(result: ScoreResult, root: Path) -> list[Path]:
     written = []
     for name, cfg in result.summary["configs"].items():
         safe = _SAFE.sub("_", name)
-        figures = {
-            f"{safe}-heatmap": heatmap_figure(f"{name}: mean score", cfg["heatmap"]),
-            f"{safe}-by-length": length_figure(f"{name}: score by length", cfg["by_length"]),
-        }
+        figures = {}
+        if "heatmap" in cfg:  # a spec's `reports.show` may leave a plot out
+            figures[f"{safe}-heatmap"] = heatmap_figure(f"{name}: mean score", cfg["heatmap"])
+        if "by_length" in cfg:
+            figures[f"{safe}-by-length"] = length_figure(f"{name}: score by length", cfg["by_length"])
         for stem, fig in figures.items():
             for fmt in ("svg", "png"):
                 (plot_dir / f"{stem}.{fmt}").write_bytes(render(fig, fmt))

@@ -1,53 +1,130 @@
-"""The summary: overall and per-config aggregates, plus the family-specific scores."""
+"""The summary: overall and per-config aggregates, plus the family-specific scores.
+
+Which aggregates a config reports, its headline effective-length rule and the baseline of relative
+rules come from the spec's `reports:` (recorded per config in the manifest); without it every
+aggregate that applies is reported, with each rule's default parameters and no baseline.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from needlec.scoring import aggregates as agg
 from needlec.scoring.aggregates import Scored
-from needlec.scoring.stats import summarize
+from needlec.scoring.stats import points, summarize
+from needlec.spec.reports import RULE_DEFAULTS, ReportsSpec
 
 SUMMARY_SCHEMA = 1
 SHOW = 20
 
 
-def config_summary(rows: Sequence[Scored]) -> dict[str, Any]:
-    """Every aggregate of one config's rows (means in points)."""
+def _parameter(reports: ReportsSpec | None, rule: str) -> float:
+    """A rule's parameter: the spec's threshold when it is the headline rule, else the default."""
+    if reports is not None and reports.effective_length.rule == rule:
+        return reports.effective_length.value()
+    return RULE_DEFAULTS[rule]
+
+
+def config_summary(
+    rows: Sequence[Scored],
+    reports: ReportsSpec | None = None,
+    baseline: float | None = None,
+    baseline_length: int | None = None,
+) -> dict[str, Any]:
+    """The aggregates of one config's rows (means in points) that `reports` asks for (all by default)."""
     first = rows[0].item
     scoring = first.get("scoring") or {}
+
+    def shows(name: str) -> bool:
+        return reports is None or reports.shows(name)
+
     out: dict[str, Any] = {
         "family": first.get("family"),
         "task": first.get("task"),
         "metric": scoring.get("metric"),
         "metric_version": scoring.get("version"),
         **summarize([r.score for r in rows]),
-        "by_length": agg.by_field(rows, "context_length"),
-        "by_depth": agg.by_field(rows, "depth_percent"),
-        "heatmap": agg.heatmap(rows),
-        "position": agg.position_bands(rows),
-        "degradation_slope": agg.degradation_slope(agg.middle_band_curve(rows, (20.0, 80.0))),
-        "effective_length": agg.effective_lengths(rows),
     }
-    languages = agg.language_matrix(rows)
+    if shows("by_length"):
+        out["by_length"] = agg.by_field(rows, "context_length")
+    if shows("by_depth"):
+        out["by_depth"] = agg.by_field(rows, "depth_percent")
+    if shows("heatmap"):
+        out["heatmap"] = agg.heatmap(rows)
+    if shows("position"):
+        out["position"] = agg.position_bands(rows)
+    if shows("degradation_slope"):
+        out["degradation_slope"] = agg.degradation_slope(agg.middle_band_curve(rows, (20.0, 80.0)))
+    if shows("effective_length"):
+        lengths = agg.effective_lengths(
+            rows,
+            ruler_threshold=_parameter(reports, "ruler"),
+            lesson_tau=_parameter(reports, "lesson"),
+            nolima_ratio=_parameter(reports, "nolima"),
+            mlneedle_ratio=_parameter(reports, "mlneedle"),
+            baseline=baseline,
+            baseline_length=baseline_length,
+        )
+        if reports is not None:
+            rule = reports.effective_length.rule
+            chosen = lengths.get(rule) or {}
+            lengths["headline"] = {
+                "rule": rule,
+                "threshold": reports.effective_length.value(),
+                "effective_length": chosen.get("effective_length"),
+                "first_failing_length": chosen.get("first_failing_length"),
+            }
+        out["effective_length"] = lengths
+    languages = agg.language_matrix(rows) if shows("languages") else None
     if languages is not None:
         out["languages"] = languages
-    existence = agg.balanced_accuracy(rows)
+    existence = agg.balanced_accuracy(rows) if shows("existence") else None
     if existence is not None:
         out["existence"] = existence
-    circ = agg.circular(rows)
+    circ = agg.circular(rows) if shows("circular") else None
     if circ is not None:
         out["circular"] = circ
+    if reports is not None:
+        out["reports"] = reports.model_dump(mode="json")
     return out
 
 
+def _baseline(
+    name: str, reports: ReportsSpec | None, configs: Mapping[str, Sequence[Scored]]
+) -> tuple[float | None, int | None]:
+    """The baseline (points) a config's reports name, and the length it was measured at (if any)."""
+    if reports is None or reports.baseline is None:
+        return None, None
+    base = reports.baseline
+    if base.config is not None:
+        rows = configs.get(base.config) or []
+        return (points(sum(r.score for r in rows) / len(rows)) if rows else None), None
+    at = [r for r in configs[name] if int(r.item["context_length"]) == base.length]
+    return (points(sum(r.score for r in at) / len(at)) if at else None), base.length
+
+
 def build_summary(
-    rows: Sequence[Scored], *, missing: Sequence[str] = (), unknown: Sequence[str] = (), repeated: Sequence[str] = ()
+    rows: Sequence[Scored],
+    *,
+    missing: Sequence[str] = (),
+    unknown: Sequence[str] = (),
+    repeated: Sequence[str] = (),
+    reports: Mapping[str, ReportsSpec] | None = None,
 ) -> dict[str, Any]:
-    """The whole summary as JSON-ready data; deterministic for the same rows."""
+    """The whole summary as JSON-ready data; deterministic for the same rows.
+
+    `reports` maps config names to their `reports:` settings; a config not in it gets every
+    aggregate. A config whose baseline config has no scored items gets no relative rule.
+    """
+    reports = reports or {}
     configs = agg.group_by(rows, lambda r: str(r.item.get("config")))
     benchmarks = sorted({str(r.item.get("benchmark")) for r in rows})
+    per_config: dict[str, Any] = {}
+    for name in sorted(configs):
+        wanted = reports.get(name)
+        baseline, baseline_length = _baseline(name, wanted, configs)
+        per_config[name] = config_summary(configs[name], wanted, baseline, baseline_length)
     summary: dict[str, Any] = {
         "schema": SUMMARY_SCHEMA,
         "benchmarks": benchmarks,
@@ -60,13 +137,17 @@ def build_summary(
             "several_responses": len(repeated),
         },
         "overall": summarize([r.score for r in rows]),
-        "configs": {name: config_summary(configs[name]) for name in sorted(configs)},
+        "configs": per_config,
     }
+
+    def shown(name: str) -> list[Scored]:
+        return [r for r in rows if (c := reports.get(str(r.item.get("config")))) is None or c.shows(name)]
+
     families: dict[str, Any] = {}
-    nb = agg.needlebench_overall(rows)
+    nb = agg.needlebench_overall(shown("needlebench_overall"))
     if nb is not None:
         families["needlebench"] = nb
-    atc = agg.atc_score(rows)
+    atc = agg.atc_score(shown("atc_weighted"))
     if atc is not None:
         families["atc"] = atc
     ruler = agg.ruler_average(rows)

@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from needlec.spec.base import KeyedValueError, StrictModel
 from needlec.spec.components import BuilderConfig, MetricConfig, NeedleConfig, SourceConfig, TokenizerConfig
 from needlec.spec.grid import Grid
+from needlec.spec.reports import ReportsSpec
 
 SLUG = r"^[a-z0-9][a-z0-9_-]*$"
 
@@ -269,6 +270,13 @@ class Spec(StrictModel):
         description="How a response is scored: any registered metric, by its `metric:` name "
         "(see the scoring page of the docs).",
         examples=[{"metric": "contains"}, {"metric": "final_answer", "then": {"metric": "contains"}}],
+    )
+    reports: ReportsSpec | None = Field(
+        None,
+        description="What `needlec score` reports for this benchmark: the aggregates shown, the headline "
+        "effective-length rule and threshold, and the baseline of relative rules. Null: every aggregate that "
+        "applies, no baseline. Recorded per config in the manifest.",
+        examples=[{"show": ["heatmap", "by_length", "effective_length"], "effective_length": {"rule": "ruler"}}],
     )
     variants: dict[str, dict[str, dict[str, Any]]] = Field(
         default_factory=dict,
