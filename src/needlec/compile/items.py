@@ -168,6 +168,7 @@ def _place_passages(
         depth=key.depth,
         filler=str(getattr(spec.haystack.builder, "filler", " .")),
         numbered=bool(getattr(spec.haystack.builder, "numbered", True)),
+        distractors=bool(getattr(spec.haystack.builder, "distractors", True)),
         measure=measure,
     )
 

@@ -69,6 +69,7 @@ def place_passages(
     filler: str,
     numbered: bool,
     measure: Callable[[str], int],
+    distractors: bool = True,
 ) -> tuple[Placement, dict[str, object]]:
     """Whole passages from near `start` with the needle at the passage index for `depth`, exactly
     `target` tokens as counted by `measure` (the context, or the whole prompt around it)."""
@@ -76,6 +77,11 @@ def place_passages(
     label_tokens = index.tokenizer.count("[10] ")
     needle_tokens = (index.tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
     first = bisect.bisect_left([a for a, _ in table.spans], start)
+    if not distractors:
+        result = _assemble(index, table, min(first, len(table.spans) - 1), 0, needle, depth, filler, numbered, target, measure)
+        if result is None:
+            raise ContractError(f"target length {target} is too small for the needle passage")
+        return result
     budget = target - measure("") - needle_tokens
     best: tuple[int, int, int] | None = None  # (slack, start passage, passages taken)
     for s in range(first, min(first + START_TRIES, len(table.spans))):
@@ -112,7 +118,8 @@ def _assemble(
     measure: Callable[[str], int],
 ) -> tuple[Placement, dict[str, object]] | None:
     text = index.text
-    begin, end = table.spans[s][0], table.spans[s + k - 1][1]
+    begin = table.spans[s][0]
+    end = table.spans[s + k - 1][1] if k else begin
     j = passage_index(depth, k) if needle else -1
     inserts: list[Insert] = []
     for idx in range(k):
@@ -122,7 +129,7 @@ def _assemble(
         if numbered:
             inserts.append(Insert(pos, _label(idx + (1 if 0 <= j <= idx else 0), numbered)))
     if needle and j == k:
-        inserts.append(Insert(end, PASSAGE_JOINER + _label(k, numbered) + needle))
+        inserts.append(Insert(end, (PASSAGE_JOINER if k else "") + _label(k, numbered) + needle))
     body = _join(text, begin, end, inserts)
     base = measure(body)
     if base > target:
@@ -135,7 +142,7 @@ def _assemble(
             if n in seen or n < 0:
                 break
             seen.add(n)
-            pad = PASSAGE_JOINER + filler * n
+            pad = (PASSAGE_JOINER if body else "") + filler * n
             got = measure(body + pad)
             if got == target:
                 break
@@ -170,6 +177,7 @@ def _assemble(
         "filler_tokens": index.tokenizer.count(pad) if pad else 0,
         "filler": filler if pad else None,
         "numbered": numbered,
+        "baseline": k == 0,
     }
     return placement, layout
 

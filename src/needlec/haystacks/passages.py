@@ -53,6 +53,11 @@ class PassageBuilder(StrictModel):
     tokenizer: TokenizerConfig = Field(
         "cl100k_base", validate_default=True, description="Tokenizer that measures passages and haystacks."
     )
+    distractors: bool = Field(
+        True,
+        description="`false` builds the no-distractor baseline: an item's context is the needle passage alone, "
+        "padded with `filler` to its length (a negative is filler only).",
+    )
     numbered: bool = Field(
         True,
         description="Show each passage of an item's context as `[i] passage`, numbered from 0 in the order "

@@ -69,6 +69,9 @@ def build_summary(
     atc = agg.atc_score(rows)
     if atc is not None:
         families["atc"] = atc
+    ml = agg.mlneedle_effective(rows)
+    if ml is not None:
+        families["mlneedle"] = ml
     if families:
         summary["families"] = families
     return summary
