@@ -292,7 +292,9 @@ FILTERS: Registry[FilterFactory] = Registry(
         "needlec.haystacks.filters.names",
     ),
 )
-BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry("builders", modules=("needlec.haystacks.builders", "needlec.haystacks.passages"))
+BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry(
+    "builders", modules=("needlec.haystacks.builders", "needlec.haystacks.passages")
+)
 NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
     "needles", modules=("needlec.kinds.latent_hop", "needlec.kinds.mlneedle", "needlec.kinds.template")
 )

@@ -25,9 +25,9 @@ from needlec.dataset.item import (
     Option,
     Scoring,
 )
+from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
 from needlec.kinds.base import Draw, NeedleKind
-from needlec.errors import ContractError
 from needlec.placement.engine import Counter, Placement, place
 from needlec.spec.models import RandomDepths, Spec
 from needlec.spec.templates import render

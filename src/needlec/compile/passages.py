@@ -2,12 +2,12 @@
 
 The placement engine cuts a haystack window at a token, which would cut the last passage anywhere
 (and in scripts where one character is several tokens, some lengths cannot be reached by cutting
-at all). For a `passages` haystack the context is instead a run of whole consecutive passages
-numbered `[i]` from 0 in the order shown (when `numbered`), with the needle passage at a passage index (0 = start, the last = end, `floor(n/2)` = middle for
-depth 50), padded at the end with a declared filler (`haystack.builder.filler`, repeated) to the
-exact token count. Among a few start passages the one that leaves the least filler is taken. The
-item records the passage count, the needle's index, the passages used and the filler tokens
-under `structure.passages`.
+at all). For a `passages` haystack the context is instead a run of whole consecutive passages,
+numbered `[i]` from 0 in the order shown (when `numbered`), with the needle passage at a passage
+index (0 = start, the last = end, `floor(n/2)` = middle for depth 50), padded at the end with a
+declared filler (`haystack.builder.filler`, repeated) to the exact token count. Among a few start
+passages the one that leaves the least filler is taken. The item records the passage count, the
+needle's index, the first passage and the filler tokens under `structure.passages`.
 """
 
 from __future__ import annotations
@@ -78,7 +78,9 @@ def place_passages(
     needle_tokens = (index.tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
     first = bisect.bisect_left([a for a, _ in table.spans], start)
     if not distractors:
-        result = _assemble(index, table, min(first, len(table.spans) - 1), 0, needle, depth, filler, numbered, target, measure)
+        result = _assemble(
+            index, table, min(first, len(table.spans) - 1), 0, needle, depth, filler, numbered, target, measure
+        )
         if result is None:
             raise ContractError(f"target length {target} is too small for the needle passage")
         return result
