@@ -310,13 +310,15 @@ FILTERS: Registry[FilterFactory] = Registry(
     ),
 )
 BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry(
-    "builders", modules=("needlec.haystacks.builders", "needlec.haystacks.ruler_builders")
+    "builders",
+    modules=("needlec.haystacks.builders", "needlec.haystacks.passages", "needlec.haystacks.ruler_builders"),
 )
 NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
     "needles",
     modules=(
         "needlec.kinds.atc.kind",
         "needlec.kinds.latent_hop",
+        "needlec.kinds.mlneedle",
         "needlec.kinds.needlebench.kind",
         "needlec.kinds.ruler.kind",
         "needlec.kinds.template",

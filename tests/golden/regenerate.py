@@ -21,6 +21,17 @@ GOLDEN = Path(__file__).resolve().parent
 
 # A small grid per shipped spec: every config that has the selected length, one or a few depths.
 SELECTIONS: dict[str, dict[str, list[str]]] = {
+    "mlneedle": {
+        "config": ["en-zh-en-exact", "zh-mul-en-existence", "ar-none-en-exact"],
+        "length": ["512", "4000"],
+        "depth": ["0", "50"],
+        "haystack": ["h0"],
+    },
+    "mlneedle-pilot": {
+        "config": ["en-en-exact", "zh-mul-existence", "ar-none-exact"],
+        "length": ["256", "1000"],
+        "depth": ["0", "100"],
+    },
     "niah": {"length": ["1000"], "depth": ["0", "50", "100"]},
     "nolima": {"config": ["main", "onehop", "distractor"], "length": ["1000"], "depth": ["0"], "haystack": ["h0"]},
     "ruler": {"length": ["4096"], "repeat": ["0"]},

@@ -25,9 +25,10 @@ from needlec.dataset.item import (
     Option,
     Scoring,
 )
+from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
 from needlec.kinds.base import Draw, NeedleKind
-from needlec.placement.engine import Counter, needles_alone, place
+from needlec.placement.engine import Counter, Placement, needles_alone, place
 from needlec.spec.models import RandomDepths, Spec
 from needlec.spec.templates import render
 
@@ -47,6 +48,7 @@ class HaystackView:
     base_chars: int
     _occurrences: dict[str, list[int]] = field(default_factory=dict)
     _folded: str | None = None
+    passages: Any = None  # PassageTable of a `passages` haystack, built on first use
 
     def occurrences(self, term: str) -> list[int]:
         """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
@@ -141,6 +143,36 @@ def _question_position(question: str, prefix: str, suffix: str) -> Literal["afte
     return "after" if after else None
 
 
+def _place_passages(
+    view: HaystackView, spec: Spec, key: ItemKey, draw: Draw, start: int, prefix: str, suffix: str, others: int
+) -> tuple[Placement, dict[str, Any]]:
+    """Whole-passage placement for a `passages` haystack (one needle at most, no distractors)."""
+    from needlec.compile.passages import PassageTable, place_passages
+
+    if len(draw.needles) > 1 or draw.distractors:
+        raise ContractError("a `passages` haystack takes at most one needle and no distractor sentences")
+    if view.passages is None:
+        view.passages = PassageTable.of(view.index.text)
+    tokenizer = view.index.tokenizer
+    counted_prompt = spec.length.counted == "prompt"
+
+    def measure(context: str) -> int:
+        return tokenizer.count(prefix + context + suffix) if counted_prompt else tokenizer.count(context)
+
+    return place_passages(
+        view.index,
+        view.passages,
+        start=start,
+        target=key.length - others if counted_prompt else key.length,
+        needle=draw.needles[0] if draw.needles else None,
+        depth=key.depth,
+        filler=str(getattr(spec.haystack.builder, "filler", " .")),
+        numbered=bool(getattr(spec.haystack.builder, "numbered", True)),
+        distractors=bool(getattr(spec.haystack.builder, "distractors", True)),
+        measure=measure,
+    )
+
+
 def build_item(
     benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
 ) -> tuple[Item, list[str]]:
@@ -170,11 +202,19 @@ def build_item(
         target_depths = config.needle_depths(key.depth, len(draw.needles))
         distractor_depths = [distractor_depth(key.depth, rng) for _ in draw.distractors]
     texts = list(draw.needles) + list(draw.distractors)
+    structure = draw.structure
+    builder = spec.haystack.builder
     alone = spec.length.counted == "needles"
     if alone:  # the needles are the whole context: no haystack text, no length target
         placement = needles_alone(view.index.tokenizer, texts, spec.placement.joiner_text(), prefix, suffix)
         target_depths = list(placement.depths()[: len(draw.needles)])
         distractor_depths = list(placement.depths()[len(draw.needles) :])
+    elif getattr(builder, "type", None) == "passages":
+        # whole passages and a declared filler instead of a token cut (see compile/passages.py)
+        placement, layout = _place_passages(view, spec, key, draw, start, prefix, suffix, others)
+        structure = {**(structure or {}), "passages": layout}
+        target_depths = [key.depth] * len(texts)
+        distractor_depths = []
     else:
         placement = place(
             view.index,
@@ -237,7 +277,7 @@ def build_item(
         group=_group(benchmark, key, draw),
         options=[Option(letter=letter, text=text) for letter, text in draw.options] or None,
         answer_letter=draw.answer_letter,
-        structure=draw.structure,
+        structure=structure,
         question_position=_question_position(draw.question, prefix, suffix),
         max_new_tokens=draw.max_new_tokens or spec.prompt.max_new_tokens,
         haystack=HaystackRef(

@@ -220,6 +220,64 @@ def balanced_accuracy(rows: Sequence[Scored]) -> dict[str, Any] | None:
     }
 
 
+def _is_baseline(row: Scored) -> bool:
+    passages = (row.item.get("structure") or {}).get("passages") or {}
+    return bool(passages.get("baseline"))
+
+
+def mlneedle_effective(rows: Sequence[Scored], ratio: float = 0.75) -> dict[str, Any] | None:
+    """MLNeedle's effective length per task: the largest length (prefix rule) whose mean score is at
+    least `ratio` x the no-distractor baseline's mean score.
+
+    Baseline items are those compiled with `passages` builder `distractors: false`
+    (`structure.passages.baseline`). Per task, `overall` uses every baseline and every other item;
+    `by_languages` pairs each (needle, haystack, question) curve with the baseline of the same needle and
+    question languages. None when no item of an `mlneedle-*` task has a baseline.
+    """
+    ml = [r for r in rows if str(r.item.get("task", "")).startswith("mlneedle-")]
+    if not any(_is_baseline(r) for r in ml):
+        return None
+
+    def langs(r: Scored) -> tuple[str, str, str]:
+        given = r.item.get("languages") or {}
+        return (str(given.get("needle", "?")), str(given.get("haystack", "?")), str(given.get("question", "?")))
+
+    out: dict[str, Any] = {}
+    for task, task_rows in sorted(group_by(ml, lambda r: str(r.item.get("task"))).items()):
+        base_rows = [r for r in task_rows if _is_baseline(r)]
+        rest = [r for r in task_rows if not _is_baseline(r)]
+        if not base_rows:
+            continue
+        baseline = points(_mean([r.score for r in base_rows]))
+        entry: dict[str, Any] = {
+            "baseline": baseline,
+            "ratio": ratio,
+            "overall": {
+                **prefix_rule(length_curve(rest), ratio * baseline),
+                "curve": {str(k): v for k, v in length_curve(rest).items()},
+            },
+        }
+        bases = group_by(base_rows, lambda r: (langs(r)[0], langs(r)[2]))
+        cells = []
+        for key, cell_rows in sorted(group_by(rest, langs).items()):
+            own = bases.get((key[0], key[2]))
+            if not own:
+                continue
+            cell_base = points(_mean([r.score for r in own]))
+            cells.append(
+                {
+                    "needle": key[0],
+                    "haystack": key[1],
+                    "question": key[2],
+                    "baseline": cell_base,
+                    **prefix_rule(length_curve(cell_rows), ratio * cell_base),
+                }
+            )
+        entry["by_languages"] = cells
+        out[task] = entry
+    return out or None
+
+
 def _question_key(row: Scored) -> str:
     group = row.item.get("group") or {}
     return str(group.get("id") or row.item["id"])

@@ -153,6 +153,9 @@ def build_summary(
     ruler = agg.ruler_average(rows)
     if ruler is not None:
         families["ruler"] = ruler
+    ml = agg.mlneedle_effective(rows)
+    if ml is not None:
+        families["mlneedle"] = ml
     if families:
         summary["families"] = families
     return summary

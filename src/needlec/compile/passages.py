@@ -1,0 +1,203 @@
+"""Item assembly for `passages` haystacks: whole passages, the needle between two of them, exact length.
+
+The placement engine cuts a haystack window at a token, which would cut the last passage anywhere
+(and in scripts where one character is several tokens, some lengths cannot be reached by cutting
+at all). For a `passages` haystack the context is instead a run of whole consecutive passages,
+numbered `[i]` from 0 in the order shown (when `numbered`), with the needle passage at a passage
+index (0 = start, the last = end, `floor(n/2)` = middle for depth 50), padded at the end with a
+declared filler (`haystack.builder.filler`, repeated) to the exact token count. Among a few start
+passages the one that leaves the least filler is taken. The item records the passage count, the
+needle's index, the first passage and the filler tokens under `structure.passages`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from needlec.errors import ContractError
+from needlec.haystacks.index import HaystackIndex
+from needlec.haystacks.passages import PASSAGE_JOINER
+from needlec.placement.engine import Insert, Placement
+
+START_TRIES = 16
+MAX_FILLER_STEPS = 24
+
+
+@dataclass
+class PassageTable:
+    """Passage spans of one indexed haystack (blank-line blocks) and their token counts (lazy)."""
+
+    spans: list[tuple[int, int]]
+    tokens: dict[int, int]
+
+    @classmethod
+    def of(cls, text: str) -> PassageTable:
+        spans = []
+        at = 0
+        for block in text.split(PASSAGE_JOINER):
+            stripped = block.strip()
+            if stripped:
+                lead = len(block) - len(block.lstrip())
+                spans.append((at + lead, at + lead + len(stripped)))
+            at += len(block) + len(PASSAGE_JOINER)
+        return cls(spans, {})
+
+    def count(self, i: int, index: HaystackIndex) -> int:
+        if i not in self.tokens:
+            a, b = self.spans[i]
+            self.tokens[i] = index.tokenizer.count(index.text[a:b])
+        return self.tokens[i]
+
+
+def passage_index(depth: float, distractors: int) -> int:
+    """Needle index among `distractors + 1` passages: 0 at depth 0, the last at 100, floor(n/2) at 50."""
+    if depth <= 0:
+        return 0
+    return min(distractors, int(depth / 100.0 * (distractors + 1)))
+
+
+def place_passages(
+    index: HaystackIndex,
+    table: PassageTable,
+    *,
+    start: int,
+    target: int,
+    needle: str | None,
+    depth: float,
+    filler: str,
+    numbered: bool,
+    measure: Callable[[str], int],
+    distractors: bool = True,
+) -> tuple[Placement, dict[str, object]]:
+    """Whole passages from near `start` with the needle at the passage index for `depth`, exactly
+    `target` tokens as counted by `measure` (the context, or the whole prompt around it)."""
+    joiner_tokens = max(1, index.tokenizer.count(PASSAGE_JOINER))
+    label_tokens = index.tokenizer.count("[10] ")
+    needle_tokens = (index.tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
+    first = bisect.bisect_left([a for a, _ in table.spans], start)
+    if not distractors:
+        result = _assemble(
+            index, table, min(first, len(table.spans) - 1), 0, needle, depth, filler, numbered, target, measure
+        )
+        if result is None:
+            raise ContractError(f"target length {target} is too small for the needle passage")
+        return result
+    budget = target - measure("") - needle_tokens
+    best: tuple[int, int, int] | None = None  # (slack, start passage, passages taken)
+    for s in range(first, min(first + START_TRIES, len(table.spans))):
+        used = 0
+        k = 0
+        while s + k < len(table.spans):
+            cost = table.count(s + k, index) + (joiner_tokens if k else 0) + (label_tokens if numbered else 0)
+            if used + cost > budget - 2:  # keep a little room: seams may merge differently
+                break
+            used += cost
+            k += 1
+        if k and s + k < len(table.spans) and (best is None or budget - used < best[0]):
+            best = (budget - used, s, k)
+    if best is None:
+        raise ContractError(f"target length {target} is too small for a whole passage and the needle")
+    _, s, k = best
+    for attempt in range(k, 0, -1):
+        result = _assemble(index, table, s, attempt, needle, depth, filler, numbered, target, measure)
+        if result is not None:
+            return result
+    raise ContractError(f"could not pad the passages to exactly {target} tokens with the filler {filler!r}")
+
+
+def _assemble(
+    index: HaystackIndex,
+    table: PassageTable,
+    s: int,
+    k: int,
+    needle: str | None,
+    depth: float,
+    filler: str,
+    numbered: bool,
+    target: int,
+    measure: Callable[[str], int],
+) -> tuple[Placement, dict[str, object]] | None:
+    text = index.text
+    begin = table.spans[s][0]
+    end = table.spans[s + k - 1][1] if k else begin
+    j = passage_index(depth, k) if needle else -1
+    inserts: list[Insert] = []
+    for idx in range(k):
+        pos = table.spans[s + idx][0]
+        if idx == j:
+            inserts.append(Insert(pos, _label(j, numbered) + needle + PASSAGE_JOINER))  # type: ignore[operator]
+        if numbered:
+            inserts.append(Insert(pos, _label(idx + (1 if 0 <= j <= idx else 0), numbered)))
+    if needle and j == k:
+        inserts.append(Insert(end, (PASSAGE_JOINER if k else "") + _label(k, numbered) + needle))
+    body = _join(text, begin, end, inserts)
+    base = measure(body)
+    if base > target:
+        return None
+    pad = ""
+    if base < target:
+        n = max(0, target - base - 1)
+        seen: set[int] = set()
+        for _ in range(MAX_FILLER_STEPS):
+            if n in seen or n < 0:
+                break
+            seen.add(n)
+            pad = (PASSAGE_JOINER if body else "") + filler * n
+            got = measure(body + pad)
+            if got == target:
+                break
+            n += target - got
+        else:
+            return None
+        if measure(body + pad) != target:
+            return None
+    if pad:
+        inserts.append(Insert(end, pad))
+    context = _join(text, begin, end, inserts)
+    tokens = index.tokenizer.count(context)
+    needle_chars: tuple[int, ...] = ()
+    needle_tokens: tuple[int, ...] = ()
+    if needle:
+        at = context.index(_label(j, numbered) + needle) + len(_label(j, numbered))
+        needle_chars = (at,)
+        needle_tokens = (index.tokenizer.count(context[:at]),)
+    placement = Placement(
+        start=begin,
+        end=end,
+        inserts=tuple(inserts),
+        total_tokens=target,
+        context_tokens=tokens,
+        needle_tokens=needle_tokens,
+        needle_chars=needle_chars,
+    )
+    layout: dict[str, object] = {
+        "count": k + (1 if needle else 0),
+        "needle_index": [j] if needle else [],
+        "first": s,
+        "filler_tokens": index.tokenizer.count(pad) if pad else 0,
+        "filler": filler if pad else None,
+        "numbered": numbered,
+        "baseline": k == 0,
+    }
+    return placement, layout
+
+
+def _label(i: int, numbered: bool) -> str:
+    """The number shown before passage i (zero-based, as `[i] `), or nothing."""
+    return f"[{i}] " if numbered else ""
+
+
+def _join(text: str, start: int, end: int, inserts: list[Insert]) -> str:
+    pieces: list[str] = []
+    cursor = start
+    for ins in inserts:
+        pieces.append(text[cursor : ins.pos])
+        pieces.append(ins.text)
+        cursor = ins.pos
+    pieces.append(text[cursor:end])
+    return "".join(pieces)
+
+
+__all__ = ["PassageTable", "passage_index", "place_passages"]

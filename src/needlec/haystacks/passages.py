@@ -1,0 +1,162 @@
+"""The `passages` haystack builder: haystacks of whole passages, as MLNeedle's distractor lists are.
+
+Documents are split at blank lines into paragraphs, and paragraphs into passages of whole
+sentences under `passage_tokens` (sentence ends include the Devanagari danda and the Arabic
+question mark; Chinese ends at 。！？ without spaces). Each haystack is a seeded random sequence of
+distinct passages joined by blank lines, so passages of several sources (several languages, for a
+mixed haystack) interleave. Items over such a haystack take whole consecutive passages, the
+needle passage between two of them, and a declared filler at the end for the exact length
+(`needlec.compile.passages`); each records its passage count and the needle's passage index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from needlec.errors import SourceError
+from needlec.haystacks.filters.edits import sentence_spans
+from needlec.haystacks.index import Haystack
+from needlec.haystacks.sources.base import SourceDocument
+from needlec.registry import BUILDERS
+from needlec.spec.base import StrictModel
+from needlec.spec.components import TokenizerConfig
+from needlec.tokenizer import Tokenizer, load_tokenizer
+
+PASSAGE_JOINER = "\n\n"
+
+
+class PassageBuilder(StrictModel):
+    """Several haystacks, each a random sequence of whole passages (never cut inside a sentence)."""
+
+    type: Literal["passages"] = Field(description="Selects the passage builder.")
+    count: int = Field(5, ge=1, le=100, description="Number of distinct haystacks.")
+    passage_tokens: int = Field(
+        200,
+        ge=16,
+        description="A passage is the longest run of whole sentences of one paragraph under this many tokens; "
+        "a single longer sentence is left out.",
+    )
+    min_passage_tokens: int = Field(
+        20, ge=1, description="Passages shorter than this many tokens are left out (headings, stray lines)."
+    )
+    target_tokens: int = Field(
+        gt=0,
+        description="Each haystack grows until it has at least this many tokens (set it above the largest "
+        "context length, or the haystack is repeated).",
+        examples=[40000],
+    )
+    tokenizer: TokenizerConfig = Field(
+        "cl100k_base", validate_default=True, description="Tokenizer that measures passages and haystacks."
+    )
+    distractors: bool = Field(
+        True,
+        description="`false` builds the no-distractor baseline: an item's context is the needle passage alone, "
+        "padded with `filler` to its length (a negative is filler only).",
+    )
+    numbered: bool = Field(
+        True,
+        description="Show each passage of an item's context as `[i] passage`, numbered from 0 in the order "
+        "shown (the needle passage included), as MLNeedle's prompts do.",
+    )
+    filler: str = Field(
+        " .",
+        min_length=1,
+        description="Declared padding: after the last whole passage, a blank line and this text repeated "
+        "until the item has exactly its token length (whole passages rarely add up exactly). Items record "
+        "the filler's token count in `structure.passages.filler_tokens`.",
+    )
+
+
+class PassageHaystacks:
+    """`passages`: `count` haystacks of distinct whole passages in seeded random order."""
+
+    def __init__(self, config: PassageBuilder) -> None:
+        self.config = config
+
+    def haystack_ids(self) -> list[str]:
+        return [f"h{i}" for i in range(self.config.count)]
+
+    def build(self, documents: list[SourceDocument], joiner: str, seed: int, spec_dir: Path) -> list[Haystack]:
+        measure = load_tokenizer(self.config.tokenizer, spec_dir)
+        return build_passages(documents, self.config, measure, seed)
+
+
+BUILDERS.register("passages", PassageBuilder)(PassageHaystacks)
+
+
+def paragraphs(documents: list[SourceDocument]) -> list[str]:
+    """Every non-empty paragraph (blank-line separated) of every document, in order."""
+    return [p.strip() for d in documents for p in d.text.split("\n\n") if p.strip()]
+
+
+def split_passages(paragraph: str, limit: int, floor: int, tokenizer: Tokenizer) -> list[str]:
+    """Whole-sentence runs of `paragraph`, each under `limit` tokens and at least `floor` tokens."""
+    sentences = [" ".join(paragraph[a:b].split()) for a, b in sentence_spans(paragraph)]
+    out: list[str] = []
+    run: list[str] = []
+    run_tokens = 0
+    for sentence in sentences:
+        tokens = tokenizer.count(sentence) + 1
+        if tokens >= limit:
+            if run:
+                out.append(_join(run))
+            run, run_tokens = [], 0
+            continue
+        if run and run_tokens + tokens >= limit:
+            out.append(_join(run))
+            run, run_tokens = [], 0
+        run.append(sentence)
+        run_tokens += tokens
+    if run:
+        out.append(_join(run))
+    return [p for p in out if floor <= tokenizer.count(p) < limit]
+
+
+def _join(sentences: list[str]) -> str:
+    """Sentences of one passage: separated by a space, except after a Chinese full stop."""
+    text = sentences[0]
+    for s in sentences[1:]:
+        text += s if text[-1] in "。！？”’」』" else " " + s
+    return text
+
+
+def build_passages(
+    documents: list[SourceDocument], config: PassageBuilder, tokenizer: Tokenizer, seed: int
+) -> list[Haystack]:
+    """`count` haystacks; haystack i depends only on the seed, i and the documents."""
+    pool = paragraphs(documents)
+    if not pool:
+        raise SourceError("haystack.builder: the sources yield no paragraph to make passages from")
+    cache: dict[int, list[str]] = {}
+    haystacks = []
+    for i in range(config.count):
+        digest = hashlib.sha256(f"{seed}|passages|{i}".encode()).digest()
+        rng = random.Random(int.from_bytes(digest[:8], "big"))
+        order = list(range(len(pool)))
+        rng.shuffle(order)
+        pieces: list[str] = []
+        total = 0
+        for p in order:
+            if total >= config.target_tokens:
+                break
+            if p not in cache:
+                cache[p] = split_passages(pool[p], config.passage_tokens, config.min_passage_tokens, tokenizer)
+            if not cache[p]:
+                continue
+            passage = rng.choice(cache[p])
+            pieces.append(passage)
+            total += tokenizer.count(passage) + 1
+        if not pieces:
+            raise SourceError(
+                "haystack.builder: no passage between `min_passage_tokens` and `passage_tokens`; widen the range"
+            )
+        haystacks.append(Haystack(f"h{i}", PASSAGE_JOINER.join(pieces)))
+    return haystacks
+
+
+__all__ = ["PASSAGE_JOINER", "PassageBuilder", "PassageHaystacks", "build_passages", "split_passages"]
