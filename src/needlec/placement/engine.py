@@ -18,6 +18,8 @@ from needlec.haystacks.index import HaystackIndex
 
 MARGIN_TOKENS = 8
 MAX_STEPS = 12
+ANCHORED_ROOM_TOKENS = 4
+"""Haystack tokens kept after the last needle when the window is chosen around the needle."""
 
 
 @dataclass(frozen=True)
@@ -170,12 +172,42 @@ def place(
     joiner: str,
     prefix: str = "",
     suffix: str = "",
+    window: str = "start",
 ) -> Placement:
     """Place needles at target depths (percent) in a window of exactly `target` tokens.
 
     `target` counts prefix + context + suffix; prefix and suffix are the prompt text around the
-    context when the whole prompt is counted, and empty otherwise.
+    context when the whole prompt is counted, and empty otherwise. With `window="needle"` the
+    window start moves (by less than one snap unit of haystack) so that a boundary sits exactly
+    at the first needle's target depth: the needle lands on its depth at any length instead of
+    on the boundary nearest to it. When the window cannot be chosen that way (the needle would
+    not leave room for the window end), the needles are placed as with `window="start"`, and
+    the compile's depth check judges the result.
     """
+    args = (index, counter, start, target, needles, depths, snap, joiner, prefix, suffix)
+    if window == "needle":
+        try:
+            return _place(*args, anchored=True)
+        except ContractError:
+            pass
+    return _place(*args, anchored=False)
+
+
+def _place(
+    index: HaystackIndex,
+    counter: Counter,
+    start: int,
+    target: int,
+    needles: list[str],
+    depths: list[float],
+    snap: str,
+    joiner: str,
+    prefix: str,
+    suffix: str,
+    *,
+    anchored: bool,
+) -> Placement:
+    """`place`, with the window chosen around the first needle when `anchored`."""
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
@@ -200,12 +232,26 @@ def place(
             before += needle_tokens[i]
         return [result[i] for i in range(len(needles))]
 
+    if not at_end and anchored:
+        # a depth the needle cannot reach with room after it is anchored as deep as it can go
+        first = min(round(depths[order[0]] / 100.0 * context_est), hay_tokens - ANCHORED_ROOM_TOKENS)
+        start, anchor = _anchor_start(index, bounds, start, t_begin, first, hay_tokens)
+        t_begin = index.token_at(start)
+    else:
+        anchor = None
+
     if not at_end:
         k_end = t_begin + hay_tokens
         if k_end + MARGIN_TOKENS >= index.n_tokens:
             raise ContractError("haystack is too short for this length (internal sizing error)")
-        hi = index.tok_char[max(t_begin, k_end - MARGIN_TOKENS)]
+        # a needle anchored at its depth may end closer to the window end: the solve below only
+        # moves the end by the few tokens that re-encoding the seams changes
+        room = ANCHORED_ROOM_TOKENS if anchored else MARGIN_TOKENS
+        hi = index.tok_char[max(t_begin, k_end - room)]
         positions = _snap_all(offsets(t_begin), order, index, bounds, start, hi, always=start)
+        anchored_ok = anchor is not None and start <= anchor and index.token_at(anchor) <= k_end - room
+        if anchored_ok and all(anchor <= p for i, p in positions.items() if i != order[0]):
+            positions[order[0]] = anchor  # exactly the boundary the window was chosen for
         inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
 
         def count_end(pos: int) -> int:
@@ -242,6 +288,35 @@ def place(
 
     context_tokens = total if not (prefix or suffix) else counter.count(begin, end, inserts)
     return _measure(counter, text, begin, end, inserts, needles, order, total, context_tokens)
+
+
+def _anchor_start(
+    index: HaystackIndex, bounds: list[int], start: int, t_begin: int, offset: int, hay: int
+) -> tuple[int, int | None]:
+    """A window start whose haystack puts a boundary exactly `offset` tokens in.
+
+    The boundary at or after the drawn start's target position is preferred (the window moves
+    forward), the one before it when the haystack would run out; the start is then moved to
+    the next word start so that the window does not open inside a word, and the needle's
+    offset stays exact up to that shift. Returns the start and the boundary, or the drawn start
+    and None when neither boundary works.
+    """
+    text = index.text
+    x = index.tok_char[min(t_begin + offset, index.n_tokens)]
+    j = bisect.bisect_left(bounds, x)
+    for q in ([bounds[j]] if j < len(bounds) else []) + ([bounds[j - 1]] if j > 0 else []):
+        k = index.token_at(q) - offset
+        if k < 0 or k + hay + MARGIN_TOKENS >= index.n_tokens:
+            continue
+        pos = index.tok_char[k]
+        while k < index.n_tokens and pos > 0 and not text[pos - 1].isspace() and not text[pos].isspace():
+            k += 1  # inside a word: go on to a token that starts one
+            pos = index.tok_char[k]
+        while pos < q and text[pos].isspace():
+            pos += 1
+        if pos <= q:
+            return pos, q
+    return start, None
 
 
 def _snap_all(
