@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import random
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -282,7 +283,7 @@ def _words(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return words, frozenset(w.casefold() for w in words)
 
 
-def _inside_a_word(name: str, words: frozenset[str]) -> bool:
+def _inside_a_word(name: str, words: Set[str]) -> bool:
     """Whether a case-folded name is part of a longer (case-folded) word, as "nadia" of "canadian"."""
     return any(name in word and name != word for word in words)
 

@@ -249,8 +249,12 @@ def _place(
         room = ANCHORED_ROOM_TOKENS if anchored else MARGIN_TOKENS
         hi = index.tok_char[max(t_begin, k_end - room)]
         positions = _snap_all(offsets(t_begin), order, index, bounds, start, hi, always=start)
-        anchored_ok = anchor is not None and start <= anchor and index.token_at(anchor) <= k_end - room
-        if anchored_ok and all(anchor <= p for i, p in positions.items() if i != order[0]):
+        if (
+            anchor is not None
+            and start <= anchor
+            and index.token_at(anchor) <= k_end - room
+            and all(anchor <= p for i, p in positions.items() if i != order[0])
+        ):
             positions[order[0]] = anchor  # exactly the boundary the window was chosen for
         inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
 
