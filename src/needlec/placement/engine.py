@@ -179,7 +179,7 @@ def place(
     `target` counts prefix + context + suffix; prefix and suffix are the prompt text around the
     context when the whole prompt is counted, and empty otherwise. With `window="needle"` the
     window start moves (by less than one snap unit of haystack) so that a boundary sits exactly
-    at the first needle's target depth: the needle lands on its depth at any length instead of
+    at the first needle's target depth: that needle lands on its depth at any length instead of
     on the boundary nearest to it. When the window cannot be chosen that way (the needle would
     not leave room for the window end), the needles are placed as with `window="start"`, and
     the compile's depth check judges the result.
@@ -234,11 +234,14 @@ def _place(
 
     if not at_end and anchored:
         # a depth the needle cannot reach with room after it is anchored as deep as it can go
-        first = min(round(depths[order[0]] / 100.0 * context_est), hay_tokens - ANCHORED_ROOM_TOKENS)
+        # the anchored needle is the first one given (a target; distractors come after targets)
+        ahead = order[: order.index(0)]
+        first = round(depths[0] / 100.0 * context_est) - sum(needle_tokens[i] for i in ahead)
+        first = max(0, min(first, hay_tokens - ANCHORED_ROOM_TOKENS))
         start, anchor = _anchor_start(index, bounds, start, t_begin, first, hay_tokens)
         t_begin = index.token_at(start)
     else:
-        anchor = None
+        anchor, ahead = None, []
 
     if not at_end:
         k_end = t_begin + hay_tokens
@@ -253,9 +256,10 @@ def _place(
             anchor is not None
             and start <= anchor
             and index.token_at(anchor) <= k_end - room
-            and all(anchor <= p for i, p in positions.items() if i != order[0])
+            and all(positions[i] <= anchor for i in ahead)
+            and all(anchor <= p for i, p in positions.items() if i != 0 and i not in ahead)
         ):
-            positions[order[0]] = anchor  # exactly the boundary the window was chosen for
+            positions[0] = anchor  # exactly the boundary the window was chosen for
         inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
 
         def count_end(pos: int) -> int:
