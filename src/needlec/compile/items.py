@@ -227,6 +227,7 @@ def build_item(
             joiner=spec.placement.joiner_text(),
             prefix=prefix if counted_prompt else "",
             suffix=suffix if counted_prompt else "",
+            window=spec.placement.window,
         )
     context = placement.context(view.index.text)
     messages[-1]["content"] = prefix + context + suffix

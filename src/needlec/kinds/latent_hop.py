@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import random
 import re
+from collections.abc import Set
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,12 +20,13 @@ from pydantic import Field, model_validator
 
 from needlec.errors import NeedlecError
 from needlec.kinds.base import Draw, NeedleKindBase
-from needlec.languages.names import BUILTIN_NAMES
+from needlec.languages.names import BUILTIN_NAMES, spellings
 from needlec.registry import NEEDLES
 from needlec.spec.base import KeyedValueError, StrictModel
 from needlec.spec.templates import render
 
 _WORD = re.compile(r"\w+(?:[-'’]\w+)*")
+_FUNCTION_WORDS = frozenset({"a", "an", "the", "of", "and", "or", "to", "in", "on", "at", "by", "for", "with", "from"})
 Hop = Literal["one", "two"]
 Order = Literal["default", "inverted"]
 
@@ -35,7 +37,18 @@ class KeywordPair(StrictModel):
     id: str = Field(pattern=r"^[a-z0-9_-]+$", description="Identifier, unique within its group.")
     w_n: str = Field(description="Needle keyword, written into the needle.", examples=["the Atomium"])
     one_hop: str | None = Field(None, description="W_q one association away from W_n.", examples=["Brussels"])
-    two_hop: str | None = Field(None, description="W_q two associations away from W_n.", examples=["Belgium"])
+    two_hop: str | None = Field(
+        None,
+        description="W_q two associations away from W_n: reaching it needs an intermediate entity that "
+        "neither keyword names (a landmark's city, then the region the city lies in).",
+        examples=["Saxony"],
+    )
+    plural: bool = Field(
+        False,
+        description="W_n is grammatically plural (`the Petronas Towers`); templates read the "
+        "value `{{ number }}` (`plural` or `singular`) to pick a verb form, e.g. "
+        "`{{ 'stand' if number == 'plural' else 'stands' }}`.",
+    )
 
     @model_validator(mode="after")
     def _some_question(self) -> KeywordPair:
@@ -97,7 +110,9 @@ class LatentHopNeedle(StrictModel):
         None, description="Character name pool; the built-in pool of 120 names from many regions when omitted."
     )
     exclude_names_in_haystack: bool = Field(
-        True, description="Drop every name that occurs as a word in any haystack (in any letter case)."
+        True,
+        description="Drop every name that occurs in any haystack, as a word or inside a longer word, in any "
+        "letter case.",
     )
     select: CaseSelection = Field(
         default_factory=CaseSelection,  # type: ignore[arg-type]
@@ -195,14 +210,30 @@ class LatentHopKind(NeedleKindBase):
         folded = set().union(*(v[1] for v in vocabularies))
         sensitive = [n for n in self.pool if n in exact]
         insensitive = [n for n in self.pool if n not in exact and n.casefold() in folded]
-        self.excluded = tuple(sensitive + insensitive)
+        whole = set(sensitive + insensitive)
+        inside = [n for n in self.pool if n not in whole and _inside_a_word(n.casefold(), folded)]
+        self.excluded = tuple(sensitive + insensitive + inside)
         self.pool = tuple(n for n in self.pool if n not in set(self.excluded))
         return {
             "pool": len(self.pool) + len(self.excluded),
             "excluded": sorted(self.excluded),
             "excluded_exact_case": len(sensitive),
             "excluded_other_case": len(insensitive),
+            "excluded_inside_word": len(inside),
         }
+
+    def filter_terms(self) -> dict[str, list[str]]:
+        """`w_q_words`: every content word of every question keyword of the selected cases.
+
+        A haystack sentence holding one word of a multi-word W_q ("Kuala" of "Kuala Lumpur") is
+        as much a lexical cue as the whole keyword, so the shipped spec filters on these words.
+        """
+        words = set()
+        for case in self._cases.values():
+            for word in _WORD.findall(case.pair.w_q(case.hop) or ""):
+                if word.casefold() not in _FUNCTION_WORDS:
+                    words.add(word)
+        return {"w_q_words": sorted(words)}
 
     def draw(self, case_id: str, rng: random.Random) -> Draw:
         case = self._cases[case_id]
@@ -214,7 +245,8 @@ class LatentHopKind(NeedleKindBase):
             )
         char = rng.choice(self.pool)
         w_q = case.pair.w_q(case.hop) or ""
-        values = {"char": char, "w_n": case.pair.w_n, "w_q": w_q}
+        number = "plural" if case.pair.plural else "singular"
+        values: dict[str, str] = {"char": char, "w_n": case.pair.w_n, "w_q": w_q, "number": number}
         template = case.group.default if case.order == "default" else case.group.inverted
         needle = render(template, values)
         if self.config.question_mode == "direct":
@@ -235,8 +267,14 @@ class LatentHopKind(NeedleKindBase):
             case=case_id,
             needles=(needle,),
             question=question,
-            answers=((char,),),
-            values={**values, "hop": case.hop, "order": case.order, "group": case.group.id, "pair": case.pair.id},
+            answers=(spellings(char),),
+            values={
+                **values,
+                "hop": case.hop,
+                "order": case.order,
+                "group": case.group.id,
+                "pair": case.pair.id,
+            },
             distractors=distractors,
             forbidden=(char, w_q),
             options=lettered,
@@ -249,6 +287,11 @@ def _words(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """Every word of a text (hyphenated words kept whole), as written and case-folded."""
     words = frozenset(_WORD.findall(text))
     return words, frozenset(w.casefold() for w in words)
+
+
+def _inside_a_word(name: str, words: Set[str]) -> bool:
+    """Whether a case-folded name is part of a longer (case-folded) word, as "nadia" of "canadian"."""
+    return any(name in word and name != word for word in words)
 
 
 NEEDLES.register("latent_hop", LatentHopNeedle)(LatentHopKind)

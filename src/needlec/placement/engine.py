@@ -18,6 +18,8 @@ from needlec.haystacks.index import HaystackIndex
 from needlec.tokenizer import Tokenizer
 
 MARGIN_TOKENS = 8
+ANCHORED_ROOM_TOKENS = 4
+"""Haystack tokens kept after the last needle when the window is chosen around the needle."""
 CUT_ATTEMPTS = 16
 """Window starts (or, with needles at depth 100, ends) tried, boundary after boundary, when no cut of the other
 end gives the exact count: in CJK text a character can be several tokens, so the count can step over the target."""
@@ -174,12 +176,42 @@ def place(
     joiner: str,
     prefix: str = "",
     suffix: str = "",
+    window: str = "start",
 ) -> Placement:
     """Place needles at target depths (percent) in a window of exactly `target` tokens.
 
     `target` counts prefix + context + suffix; prefix and suffix are the prompt text around the
-    context when the whole prompt is counted, and empty otherwise.
+    context when the whole prompt is counted, and empty otherwise. With `window="needle"` the
+    window start moves (by less than one snap unit of haystack) so that a boundary sits exactly
+    at the first needle's target depth: that needle lands on its depth at any length instead of
+    on the boundary nearest to it. When the window cannot be chosen that way (the needle would
+    not leave room for the window end), the needles are placed as with `window="start"`, and
+    the compile's depth check judges the result.
     """
+    args = (index, counter, start, target, needles, depths, snap, joiner, prefix, suffix)
+    if window == "needle":
+        try:
+            return _place(*args, anchored=True)
+        except ContractError:
+            pass
+    return _place(*args, anchored=False)
+
+
+def _place(
+    index: HaystackIndex,
+    counter: Counter,
+    start: int,
+    target: int,
+    needles: list[str],
+    depths: list[float],
+    snap: str,
+    joiner: str,
+    prefix: str,
+    suffix: str,
+    *,
+    anchored: bool,
+) -> Placement:
+    """`place`, with the window chosen around the first needle when `anchored`."""
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
@@ -204,19 +236,43 @@ def place(
             before += needle_tokens[i]
         return [result[i] for i in range(len(needles))]
 
+    if not at_end and anchored:
+        # a depth the needle cannot reach with room after it is anchored as deep as it can go
+        # the anchored needle is the first one given (a target; distractors come after targets)
+        ahead = order[: order.index(0)]
+        first = round(depths[0] / 100.0 * context_est) - sum(needle_tokens[i] for i in ahead)
+        first = max(0, min(first, hay_tokens - ANCHORED_ROOM_TOKENS))
+        start, anchor = _anchor_start(index, bounds, start, t_begin, first, hay_tokens)
+        t_begin = index.token_at(start)
+    else:
+        anchor, ahead = None, []
+
     if not at_end:
         # The count is monotone in the window's end, and where the characters near the end are several
         # tokens long (CJK text) it can step over the target; a window starting at a following boundary
         # has a different remainder, so a few starts are tried before giving up (the first is `start`).
+        # An anchored window has one start only: if it fails, `place` falls back to the unanchored one.
         after = bisect.bisect_right(bounds, start)
+        candidates = [start] if anchored else [start, *bounds[after : after + CUT_ATTEMPTS - 1]]
+        # a needle anchored at its depth may end closer to the window end: the solve below only
+        # moves the end by the few tokens that re-encoding the seams changes
+        room = ANCHORED_ROOM_TOKENS if anchored else MARGIN_TOKENS
         failure: ContractError | None = None
-        for begin in [start, *bounds[after : after + CUT_ATTEMPTS - 1]]:
+        for begin in candidates:
             t_first = index.token_at(begin)
             k_end = t_first + hay_tokens
             if k_end + MARGIN_TOKENS >= index.n_tokens:
                 raise ContractError("haystack is too short for this length (internal sizing error)")
-            hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
+            hi = index.tok_char[max(t_first, k_end - room)]
             positions = _snap_all(offsets(t_first), order, index, bounds, begin, hi, always=begin)
+            if (
+                anchor is not None
+                and begin <= anchor
+                and index.token_at(anchor) <= k_end - room
+                and all(positions[i] <= anchor for i in ahead)
+                and all(anchor <= p for i, p in positions.items() if i != 0 and i not in ahead)
+            ):
+                positions[0] = anchor  # exactly the boundary the window was chosen for
             inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
 
             def count_end(pos: int, begin: int = begin, inserts: list[Insert] = inserts) -> int:
@@ -270,6 +326,35 @@ def place(
 
     context_tokens = total if not (prefix or suffix) else counter.count(begin, end, inserts)
     return _measure(counter, text, begin, end, inserts, needles, order, total, context_tokens)
+
+
+def _anchor_start(
+    index: HaystackIndex, bounds: list[int], start: int, t_begin: int, offset: int, hay: int
+) -> tuple[int, int | None]:
+    """A window start whose haystack puts a boundary exactly `offset` tokens in.
+
+    The boundary at or after the drawn start's target position is preferred (the window moves
+    forward), the one before it when the haystack would run out; the start is then moved to
+    the next word start so that the window does not open inside a word, and the needle's
+    offset stays exact up to that shift. Returns the start and the boundary, or the drawn start
+    and None when neither boundary works.
+    """
+    text = index.text
+    x = index.tok_char[min(t_begin + offset, index.n_tokens)]
+    j = bisect.bisect_left(bounds, x)
+    for q in ([bounds[j]] if j < len(bounds) else []) + ([bounds[j - 1]] if j > 0 else []):
+        k = index.token_at(q) - offset
+        if k < 0 or k + hay + MARGIN_TOKENS >= index.n_tokens:
+            continue
+        pos = index.tok_char[k]
+        while k < index.n_tokens and pos > 0 and not text[pos - 1].isspace() and not text[pos].isspace():
+            k += 1  # inside a word: go on to a token that starts one
+            pos = index.tok_char[k]
+        while pos < q and text[pos].isspace():
+            pos += 1
+        if pos <= q:
+            return pos, q
+    return start, None
 
 
 def _snap_all(

@@ -110,6 +110,13 @@ class PlacementSpec(StrictModel):
         "`line` or `paragraph` start to the target depth, or `none` (the exact token position, "
         "which may split a word).",
     )
+    window: Literal["start", "needle"] = Field(
+        "start",
+        description="How the haystack window is chosen: `start` opens it at the drawn haystack start and "
+        "snaps each needle to the boundary nearest its depth (at short lengths one sentence can be several "
+        "points of depth); `needle` moves the start forward by less than one sentence (line, paragraph) so "
+        "that a boundary sits exactly at the first needle's target depth, which then holds to the token.",
+    )
     joiner: str | None = Field(
         None,
         description="Text inserted after each needle to separate "
