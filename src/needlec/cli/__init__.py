@@ -69,8 +69,6 @@ def cmd_compile(args: argparse.Namespace) -> int:
         )
         return 0
     assert result.manifest is not None
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
     for name, info in result.manifest["configs"].items():
         excluded = info.get("needle_kind", {}).get("excluded")
