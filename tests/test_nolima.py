@@ -337,7 +337,9 @@ def test_overlap_ordering_reproduces_the_paper() -> None:
 
 
 def test_budget_violation_fails_with_a_report(tmp_path: Path) -> None:
-    from needlec.errors import ContractError
+    """A needle budget the texts alone break is refused by validation (no item is built); a context
+    budget, which needs the haystack, is checked on the built items and reported with their ids."""
+    from needlec.errors import ContractError, SpecError
 
     spec = tmp_path / "strict.yaml"
     spec.write_text(
@@ -345,10 +347,22 @@ def test_budget_violation_fails_with_a_report(tmp_path: Path) -> None:
         "grid: {lengths: [500], depths: [50]}\nhaystack: {builder: {count: 1}}\n",
         encoding="utf-8",
     )
+    with pytest.raises(SpecError) as refused:
+        compile_spec(spec, tmp_path / "out", CompileOptions(progress=False))
+    report = refused.value.render()
+    assert "overlap_budgets[0].max" in report and "rouge1_precision" in report and "above 0.1" in report
+    assert not (tmp_path / "out").exists()
+
+    spec.write_text(
+        f"extends: {SPECS / 'nolima.yaml'}\nvariants: null\nneedle: {{question_mode: direct}}\n"
+        "grid: {lengths: [500], depths: [50]}\nhaystack: {builder: {count: 1}}\n"
+        "overlap_budgets: [{metric: rouge1_precision, max: 0.01, against: context}]\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ContractError) as caught:
         compile_spec(spec, tmp_path / "out", CompileOptions(progress=False))
     report = str(caught.value)
-    assert "rouge1_precision against the needle" in report and "budget 0.1" in report
+    assert "rouge1_precision against the context" in report and "budget 0.01" in report
     assert "nolima/default/cl100k_base/500/50/" in report
     assert not (tmp_path / "out").exists()
 

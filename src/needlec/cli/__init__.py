@@ -69,8 +69,6 @@ def cmd_compile(args: argparse.Namespace) -> int:
         )
         return 0
     assert result.manifest is not None
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
     print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
     for name, info in result.manifest["configs"].items():
         excluded = info.get("needle_kind", {}).get("excluded")
@@ -88,13 +86,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     failed = 0
     for spec in args.specs:
         try:
-            plan = load_plan(spec)
+            plan = load_plan(spec, Path(args.cache_dir) if args.cache_dir else None)
+            if args.deep:
+                from needlec.compile.deep import deep_check
+
+                deep_check(plan, Path(args.cache_dir) if args.cache_dir else None)
         except NeedlecError as exc:
             failed += 1
             print(redact(exc.render()), file=sys.stderr)
             continue
         configs = ", ".join(c.name for c in plan.configs)
-        print(f"{spec}: ok ({len(plan.configs)} config(s): {configs})")
+        deep = "; sources read and checked" if args.deep else ""
+        print(f"{spec}: ok ({len(plan.configs)} config(s): {configs}){deep}")
     return 2 if failed else 0
 
 
@@ -242,6 +245,13 @@ def build_parser() -> argparse.ArgumentParser:
         "checked without downloading) and print every problem with file:line:col.",
     )
     p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files to check")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also read the haystack sources (and run their filters) to check what needs them: "
+        "builder feasibility and the name pool left after names found in the haystacks",
+    )
+    p.add_argument("--cache-dir", metavar="DIR", help="download and filter cache for --deep (default: as compile)")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser(

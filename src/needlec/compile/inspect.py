@@ -9,7 +9,7 @@ from typing import Any
 
 from needlec.compile.plan import Plan
 from needlec.compile.size import config_size
-from needlec.dataset.manifest import read_manifest
+from needlec.dataset.manifest import describe_repetition, read_manifest
 from needlec.placement.engine import merge_spans
 
 
@@ -113,4 +113,6 @@ def summarize_dataset(folder: Path) -> tuple[str, dict[str, Any] | None]:
                 f"  {name}/{f['split']}: {f['rows']} items, {tokens:,} context tokens, "
                 f"{f['bytes']:,} bytes, lengths {_ints(sorted(lengths))}"
             )
+        for entry in info.get("repetition") or []:
+            lines.append(f"  {name}: warning: {describe_repetition(entry)}")
     return "\n".join(lines), sample

@@ -26,7 +26,7 @@ from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.size import check_size, haystack_ids, plan_size
-from needlec.compile.warnings import repetition_warnings
+from needlec.compile.warnings import Repetition, repetitions
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
@@ -295,7 +295,8 @@ def compile_spec(
     prepared.filters.progress = options.progress
     units = _units(plan, prepared, options.select)
     work = prepare_work(prepared, units)
-    warnings = repetition_warnings(work)
+    repeated = repetitions(work)
+    warnings = [r.message() for r in repeated]
     if warnings and options.strict:
         raise NeedlecError("--strict: the compile has warnings:\n  " + "\n  ".join(warnings))
     out = Path(out_dir)
@@ -343,7 +344,7 @@ def compile_spec(
             shown = "\n".join(f"  {p}" for p in problems[:20])
             more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
             raise ContractError(f"{len(problems)} item(s) break the spec's contracts:\n{shown}{more}")
-        manifest = _manifest(plan, prepared, units, files, tmp, tally)
+        manifest = _manifest(plan, prepared, units, files, tmp, tally, repeated)
         prepared.filters.write_audit(tmp)
         (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
         (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
@@ -408,6 +409,7 @@ def _manifest(
     files: dict[tuple[str, str], list[Any]],
     root: Path,
     tally: dict[tuple[str, str], OverlapStats],
+    repeated: list[Repetition],
 ) -> dict[str, Any]:
     configs: dict[str, dict[str, Any]] = {}
     sources: dict[str, dict[str, Any]] = {}
@@ -430,6 +432,9 @@ def _manifest(
         report = prepared.kind_reports.get(config.name)
         if report:
             configs[config.name]["needle_kind"] = report
+        records = [r.record() for r in repeated if r.config == config.name]
+        if records:  # only when a haystack is repeated, so other manifests keep their bytes
+            configs[config.name]["repetition"] = records
     return build_manifest(
         spec_name=plan.spec.name,
         spec_file=plan.path.name,

@@ -332,6 +332,7 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
                 "prompt.user",
             )
         )
+    problems.extend(_budget_problems(spec, kind, doc))
     ctx = SourceContext(spec_dir=path.resolve().parent, cache_dir=cache_dir or Path("."))
     sources: list[SourceSpec] = list(spec.haystack.sources)
     for i, source in enumerate(sources):
@@ -340,9 +341,9 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
             problems.append(Problem(message, doc.locate(key), dotted(key)))
     multi = spec.placement.multi
     if isinstance(multi, list) and len(multi) != len(draw.needles):
-        key = ("placement", "multi")
+        at: KeyPath = ("placement", "multi")
         problems.append(
-            Problem(f"{len(multi)} fixed depths for {len(draw.needles)} needles", doc.locate(key), dotted(key))
+            Problem(f"{len(multi)} fixed depths for {len(draw.needles)} needles", doc.locate(at), dotted(at))
         )
     if isinstance(multi, RandomDepths):
         count = len(draw.needles) + len(draw.distractors)
@@ -354,13 +355,57 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     return problems
 
 
+STATIC_BUDGET_CASES = 2_000  # cases drawn once each to check needle overlap budgets before building
+
+
+def _budget_problems(spec: Spec, kind: NeedleKind, doc: Document) -> list[Problem]:
+    """Needle overlap budgets that the question and needle texts break before any haystack is involved.
+
+    The question's overlap with its needle depends only on the kind's texts, so one draw per case
+    (the first cases, at most `STATIC_BUDGET_CASES`) shows a budget that the compile would break.
+    """
+    from needlec.compile.overlap import budget_key, precision
+
+    budgets = [(i, b) for i, b in enumerate(spec.overlap_budgets) if b.against == "needle"]
+    if not budgets:
+        return []
+    worst: dict[int, tuple[float, str, int]] = {}  # budget index -> (highest value, its case, cases over)
+    for case in kind.cases()[:STATIC_BUDGET_CASES]:
+        try:
+            draw = kind.draw(case, random.Random(0))
+        except NeedlecError:
+            continue  # reported by the other checks
+        scores = precision(draw.question, " ".join(draw.needles))
+        for i, budget in budgets:
+            value = scores[budget_key(budget)]
+            if value > budget.max:
+                high, where, over = worst.get(i, (-1.0, case, 0))
+                worst[i] = (value, case, over + 1) if value > high else (high, where, over + 1)
+    problems = []
+    for i, (value, case, over) in sorted(worst.items()):
+        budget = spec.overlap_budgets[i]
+        key: KeyPath = ("overlap_budgets", i, "max")
+        problems.append(
+            Problem(
+                f"{over} case(s) break this budget before any haystack is added: case {case!r} has "
+                f"{budget.metric} {value:.3f} of its question against its needle, above {budget.max}",
+                doc.locate(key, prefer_key=True),
+                dotted(key),
+                "Reword the question or the needle so they share fewer words, or raise the budget.",
+            )
+        )
+    return problems
+
+
 def _case_problems(kind: NeedleKind, doc: Document) -> list[Problem]:
-    """Unknown case ids (with a did-you-mean), a selection that leaves no case, a too-small name pool."""
+    """Unknown case ids (with a did-you-mean), a selection that leaves no case, the kind's own problems."""
     from needlec.registry import did_you_mean
 
     problems = []
     unknown = kind.unknown_cases()
-    chosen: list[str] = list(getattr(getattr(getattr(kind, "config", None), "select", None), "cases", None) or [])
+    selected = doc.data.get("needle", {}).get("select", {}) if isinstance(doc.data.get("needle"), dict) else {}
+    listed = selected.get("cases") if isinstance(selected, dict) else None
+    chosen: list[Any] = list(listed) if isinstance(listed, list) else []
     if unknown:
         every = kind.all_case_ids()
         for case_id in unknown:
@@ -375,18 +420,15 @@ def _case_problems(kind: NeedleKind, doc: Document) -> list[Problem]:
             Problem("this selection leaves no case to compile", doc.locate(path, prefer_key=True), dotted(path))
         )
         return problems
-    pool = getattr(kind, "pool", None)
-    choices = getattr(getattr(kind, "config", None), "choices", 0)
-    if pool is not None and len(pool) < max(2, choices):
-        path = ("needle", "names")
-        problems.append(
-            Problem(
-                f"the name pool has {len(pool)} name(s); at least {max(2, choices)} are needed",
-                doc.locate(path, prefer_key=True),
-                dotted(path),
-                "Names found in the haystacks are removed too, so give a generous pool.",
-            )
-        )
+    return kind_problems(kind, doc)
+
+
+def kind_problems(kind: NeedleKind, doc: Document) -> list[Problem]:
+    """The kind's own `spec_problems`, each placed at its key under `needle` (file:line, key path)."""
+    problems = []
+    for found in kind.spec_problems():
+        path: KeyPath = ("needle", *found.path)
+        problems.append(Problem(found.message, doc.locate(path, prefer_key=True), dotted(path), found.hint))
     return problems
 
 

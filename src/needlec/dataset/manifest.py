@@ -55,6 +55,25 @@ class HaystackEntry(_Part):
     characters: int = Field(description="Length of the haystack text in characters.")
 
 
+class RepetitionEntry(_Part):
+    """A haystack shorter than some target lengths, so its text is used more than once in their items."""
+
+    tokenizer: str = Field(description="Tokenizer label (the split).")
+    haystack: str = Field(description="Haystack id (`h0`, ...).")
+    haystack_tokens: int = Field(description="Tokens of the haystack text used once.")
+    lengths: list[int] = Field(description="Every target length longer than the haystack, ascending.")
+    times: float = Field(description="How many times the text is used at the longest of `lengths` (0.01 steps).")
+
+
+def describe_repetition(entry: dict[str, Any]) -> str:
+    """A manifest `repetition` entry in words (for `inspect`, the dataset card and the site)."""
+    lengths = ", ".join(f"{n:,}" for n in entry.get("lengths", []))
+    return (
+        f"haystack {entry.get('haystack')} ({entry.get('haystack_tokens', 0):,} tokens with "
+        f"{entry.get('tokenizer')}) is repeated up to {entry.get('times', 0):.1f} times to reach {lengths} tokens"
+    )
+
+
 class ConfigEntry(BaseModel):
     """A config's files, haystacks and statistics; later stages may add sections."""
 
@@ -71,6 +90,10 @@ class ConfigEntry(BaseModel):
         default=None,
         description="The config's spec `reports:` mapping (aggregates shown, headline effective-length rule, "
         "baseline), read by `needlec score`; absent when the spec has none.",
+    )
+    repetition: list[RepetitionEntry] | None = Field(
+        default=None,
+        description="Haystacks repeated to reach some lengths (a compile warning); absent when none is.",
     )
 
 

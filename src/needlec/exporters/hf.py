@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from needlec.dataset.manifest import describe_repetition
+
 if TYPE_CHECKING:
     from needlec.compile.plan import Plan
 
@@ -109,6 +111,23 @@ def reports_section(configs: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def repetition_section(configs: dict[str, dict[str, Any]]) -> list[str]:
+    """Card lines naming every haystack whose text is repeated to reach a length (none when nothing is)."""
+    found = [(name, entry) for name, info in configs.items() for entry in info.get("repetition") or []]
+    if not found:
+        return []
+    lines = [
+        "",
+        "## Repeated haystack text",
+        "",
+        "Some haystacks are shorter than some context lengths, so their text appears more than once "
+        "in those items (each item marks it in `haystack.repeated`):",
+        "",
+    ]
+    lines += [f"- config `{name}`: {describe_repetition(entry)}" for name, entry in found]
+    return lines
+
+
 def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
     configs = manifest["configs"]
     meta = yaml.safe_dump(card_metadata(plan, configs), sort_keys=False, allow_unicode=True)
@@ -159,6 +178,7 @@ def render_card(plan: Plan, manifest: dict[str, Any]) -> str:
             lines.append(f"  - corpus `{corpus['name']}`, licence {corpus['licence']}, sha256 `{corpus['sha256']}`")
     lines += filter_section(manifest.get("filters") or [])
     lines += reports_section(configs)
+    lines += repetition_section(configs)
     if spec.citation.strip():
         lines += ["", "## Citation", "", "```bibtex", spec.citation.strip(), "```"]
     return "\n".join(lines) + "\n"

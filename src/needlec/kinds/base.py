@@ -39,11 +39,25 @@ class Draw:
     max_new_tokens: int | None = None  # generation budget, over the prompt's `max_new_tokens`
 
 
+@dataclass(frozen=True)
+class KindProblem:
+    """Something wrong with a kind's settings that the schema cannot see.
+
+    `path` is the key path below `needle` (e.g. `("names",)`); `validate` turns it into a
+    `file:line` problem at that key.
+    """
+
+    path: tuple[str | int, ...]
+    message: str
+    hint: str = ""
+
+
 class NeedleKind(Protocol):
     """What the compiler asks of a needle kind; every hook is declared here.
 
-    `NeedleKindBase` gives the optional hooks (`bind_haystacks`, `filter_terms`, `template_vars`)
-    their do-nothing defaults (`seed_case` the identity), so a kind only writes `cases` and `draw`.
+    `NeedleKindBase` gives the optional hooks (`bind_haystacks`, `filter_terms`, `template_vars`,
+    `spec_problems`) their do-nothing defaults (`seed_case` the identity), so a kind only writes
+    `cases` and `draw`.
     """
 
     def cases(self) -> list[str]:
@@ -92,6 +106,14 @@ class NeedleKind(Protocol):
         """
         ...
 
+    def spec_problems(self) -> list[KindProblem]:
+        """Problems with the kind's settings beyond the schema (e.g. a name pool smaller than needed).
+
+        `validate` calls it on the fresh kind, and `validate --deep` again after `bind_haystacks`,
+        so a kind that removes values found in the haystacks reports what is left too.
+        """
+        ...
+
 
 class NeedleKindBase:
     """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
@@ -117,6 +139,9 @@ class NeedleKindBase:
     def draw_per_repeat(self) -> bool:
         return False
 
+    def spec_problems(self) -> list[KindProblem]:
+        return []
+
 
 def needle_kind(config: Any) -> NeedleKind:
     """The needle kind a validated needle config selects (by its `type` tag)."""
@@ -126,4 +151,4 @@ def needle_kind(config: Any) -> NeedleKind:
     return instance
 
 
-__all__ = ["NEEDLES", "Draw", "NeedleKind", "NeedleKindBase", "needle_kind"]
+__all__ = ["NEEDLES", "Draw", "KindProblem", "NeedleKind", "NeedleKindBase", "needle_kind"]

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from needlec.errors import NeedlecError
-from needlec.kinds.base import Draw, NeedleKindBase
+from needlec.kinds.base import Draw, KindProblem, NeedleKindBase
 from needlec.languages.names import BUILTIN_NAMES, spellings
 from needlec.registry import NEEDLES
 from needlec.spec.base import KeyedValueError, StrictModel
@@ -234,6 +234,23 @@ class LatentHopKind(NeedleKindBase):
                 if word.casefold() not in _FUNCTION_WORDS:
                     words.add(word)
         return {"w_q_words": sorted(words)}
+
+    def spec_problems(self) -> list[KindProblem]:
+        """A name pool (after removing names found in the haystacks, once bound) too small to draw from."""
+        needed = max(2, self.config.choices)
+        if len(self.pool) >= needed:
+            return []
+        if self.excluded:
+            message = (
+                f"the name pool has {len(self.pool)} name(s) left after removing {len(self.excluded)} found in "
+                f"the haystacks ({', '.join(self.excluded[:20])}{', ...' if len(self.excluded) > 20 else ''}); "
+                f"at least {needed} are needed"
+            )
+        else:
+            message = f"the name pool has {len(self.pool)} name(s); at least {needed} are needed"
+        return [
+            KindProblem(("names",), message, "Names found in the haystacks are removed too, so give a generous pool.")
+        ]
 
     def draw(self, case_id: str, rng: random.Random) -> Draw:
         case = self._cases[case_id]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from needlec.dataset.manifest import describe_repetition
 from needlec.site.collect import Benchmark
 from needlec.site.markdown import cell, code, compact_json, fence, human_bytes, scalar, short_number, table, value_block
 from needlec.site.needle_tables import settings_tables
@@ -172,8 +173,24 @@ def haystack_section(bench: Benchmark) -> str:
                 ],
             )
         )
+    parts.append("### Repeated text\n\n" + repetition_block(bench))
     parts.append("### Filters\n\n" + filters_block(bench.manifest.get("filters") or []))
     return "\n\n".join(parts)
+
+
+def repetition_block(bench: Benchmark) -> str:
+    """Haystacks repeated to reach a length, as the manifest of the page's compile records them."""
+    scope = preview_note(bench) or "the compiled dataset this page was built from"
+    found = [
+        (name, entry)
+        for name, info in bench.manifest.get("configs", {}).items()
+        for entry in info.get("repetition") or []
+    ]
+    if not found:
+        return f"No haystack text is repeated in {scope}: every item's context is cut from distinct text."
+    lines = [f"In {scope}, some haystacks are shorter than a context length, so their text appears more than once:"]
+    lines += [f"- config {code(name)}: {describe_repetition(entry)}" for name, entry in found]
+    return "\n\n".join([lines[0], "\n".join(lines[1:])])
 
 
 def filters_block(filters: list[Any]) -> str:
