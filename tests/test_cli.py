@@ -29,7 +29,12 @@ def test_help_lists_every_command() -> None:
 def test_dry_run_counts_without_writing(tmp_path: Path) -> None:
     result = run("compile", str(SPECS / "niah.yaml"), "-o", str(tmp_path / "out"), "--dry-run")
     assert result.returncode == 0, result.stderr
-    assert re.search(r"^528 items, 16,830,000 context tokens, about [\d.,]+ MB", result.stdout)
+    # By hand: single, multi, passkey, single-fit and single-prefill each have 8 lengths (1K..128K,
+    # doubling; they sum to 255,000) x 11 depths x 2 tokenizers = 176 items and 176 x 255,000 / 8
+    # context tokens; kamradt-grid has 15 x 15 x 2 = 450 items over 15 lengths evenly spaced from
+    # 1K to 128K (mean 64,500): 5 x 176 + 450 = 1,330 items and
+    # 5 x 22 x 255,000 + 30 x 15 x 64,500 = 28,050,000 + 29,025,000 = 57,075,000 tokens.
+    assert re.search(r"^1330 items, 57,075,000 context tokens, about [\d.,]+ MB", result.stdout)
     assert not (tmp_path / "out").exists()
 
 
@@ -62,7 +67,7 @@ def test_inspect_spec_shows_grid_and_sample() -> None:
     result = run("inspect", str(SPECS / "niah.yaml"))
     assert result.returncode == 0, result.stderr
     assert "lengths    1,000, 2,000, 4,000, 8,000, 16,000, 32,000, 64,000, 128,000" in result.stdout
-    assert "total        528 items" in result.stdout
+    assert "total        1330 items, 57,075,000 context tokens" in result.stdout  # derived in the test above
     assert "sample item:" in result.stdout and "<<<" in result.stdout
 
 
@@ -79,7 +84,9 @@ def test_schema_command_matches_library(tmp_path: Path) -> None:
 def test_validate_accepts_shipped_specs() -> None:
     result = run("validate", *[str(p) for p in sorted(SPECS.glob("*.yaml"))])
     assert result.returncode == 0, result.stderr
-    assert "niah.yaml: ok (3 config(s): single, multi, passkey)" in result.stdout
+    assert (
+        "niah.yaml: ok (6 config(s): single, multi, passkey, single-fit, single-prefill, kamradt-grid)" in result.stdout
+    )
 
 
 def test_bad_select_is_a_clear_error(tmp_path: Path) -> None:
