@@ -57,6 +57,8 @@ def niah(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "depth=0,50",
         "--select",
         "tokenizer=cl100k_base",
+        "--select",
+        "config=single,multi,passkey",
     )
     assert done.returncode == 0, done.stderr
     return out
