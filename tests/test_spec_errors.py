@@ -345,7 +345,7 @@ variants:
     (tmp_path / "child.yaml").write_text(good, encoding="utf-8")
     ok = needlec("validate", "child.yaml", cwd=tmp_path)
     assert ok.returncode == 0, ok.output
-    assert "3 config(s): single, multi, passkey" in ok.stdout
+    assert "6 config(s): single, multi, passkey, single-fit, single-prefill, kamradt-grid" in ok.stdout
 
     bad = good.replace("{{ code }}", "{{ cod }}").replace("  lengths: [1000]", "  lenghts: [1000]")
     (tmp_path / "child.yaml").write_text(bad, encoding="utf-8")
