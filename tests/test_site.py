@@ -65,7 +65,9 @@ def test_every_shipped_spec_has_a_full_page(site: tuple[Path, Any]) -> None:
             svg = (project / "docs" / "generated" / "benchmarks" / name / plot).read_bytes()
             assert svg.startswith(b"<?xml") and b"<svg" in svg and b"<dc:date>" not in svg
         samples = re.findall(r'<details class="needlec-sample".*?</details>', page, flags=re.DOTALL)
-        assert samples and all('<mark class="needlec-needle">' in s for s in samples)
+        # every sample with a needle shows it highlighted; a needle-absent existence item (an MLNeedle
+        # negative) has none, so a page needs at least one highlighted sample, not all
+        assert samples and any('<mark class="needlec-needle">' in s for s in samples)
         assert "load_dataset(" in page and re.search(r"\| `[0-9a-f]{64}` \|", page)
         html = (result.output / "generated" / "benchmarks" / name / "index.html").read_text(encoding="utf-8")
         assert html.count('class="needlec-plot"') == 2 and "lengths.svg" in html and "depths.svg" in html
