@@ -174,6 +174,26 @@ def test_native_runner_outputs_give_the_same_scores(niah: Path, tmp_path: Path) 
     assert len(set(scores.values())) == 1
 
 
+def test_zstd_compressed_inspect_log(niah: Path, tmp_path: Path) -> None:
+    """Recent Inspect versions write `.eval` members with zstd; the scorer must read them like stored ones."""
+    zipfile_zstd = pytest.importorskip("zipfile_zstd", reason="zipfile-zstd (installed with inspect_ai) is missing")
+    plain = [{"id": it["id"], "response": f"It is {answers_of(it)[0]}."} for it in items(niah)]
+    write_jsonl(tmp_path / "plain.jsonl", plain)
+    with zipfile.ZipFile(tmp_path / "log.eval", "w", compression=zipfile_zstd.ZIP_ZSTANDARD) as zf:
+        zf.writestr("header.json", json.dumps({"eval": {"task": "niah"}}))
+        for i, r in enumerate(plain):
+            sample = {"id": r["id"], "epoch": 1, "output": {"completion": r["response"]}}
+            zf.writestr(f"samples/{i}_epoch_1.json", json.dumps(sample))
+    with zipfile.ZipFile(tmp_path / "log.eval") as zf:  # the members really are zstd-compressed
+        assert {info.compress_type for info in zf.infolist()} == {zipfile_zstd.ZIP_ZSTANDARD}
+    reports = []
+    for name in ("plain.jsonl", "log.eval"):
+        done = run("score", str(niah), str(tmp_path / name), "-o", str(tmp_path / f"rep-{name}"), "--no-plots")
+        assert done.returncode == 0, (name, done.stderr)
+        reports.append((tmp_path / f"rep-{name}" / "scores.jsonl").read_bytes())
+    assert reports[0] == reports[1]
+
+
 def test_missing_unknown_and_repeated_ids(niah: Path, tmp_path: Path) -> None:
     plain = niah_responses(niah)
     partial = write_jsonl(tmp_path / "partial.jsonl", plain[1:])

@@ -90,6 +90,22 @@ def _inspect_samples(samples: list[dict[str, Any]], origin: str) -> Iterator[Res
         yield Response(str(sample.get("id")), str(text or ""), origin)
 
 
+def _zip_member(zf: zipfile.ZipFile, name: str, path: Path) -> bytes:
+    """One member of an Inspect `.eval` log. Recent Inspect versions compress members with zstd, which
+    Python's zipfile reads only once `zipfile_zstd` (installed with Inspect) has registered the method."""
+    try:
+        return zf.read(name)
+    except NotImplementedError:
+        try:
+            import zipfile_zstd  # noqa: F401  (registers zstd with zipfile on import)
+        except ImportError:
+            raise NeedlecError(
+                f"{path}: {name} is zstd-compressed; install zipfile-zstd (pip install zipfile-zstd) "
+                "or write the log with `inspect eval --log-format json`"
+            ) from None
+        return zf.read(name)
+
+
 def read_responses(path: str | Path) -> Iterator[Response]:
     """Responses in `path`, whatever the supported format."""
     p = Path(path)
@@ -99,7 +115,7 @@ def read_responses(path: str | Path) -> Iterator[Response]:
         with zipfile.ZipFile(p) as zf:
             names = sorted(n for n in zf.namelist() if n.startswith("samples/") and n.endswith(".json"))
             for name in names:
-                yield from _inspect_samples([json.loads(zf.read(name))], f"{p}:{name}")
+                yield from _inspect_samples([json.loads(_zip_member(zf, name, p))], f"{p}:{name}")
         return
     with p.open(encoding="utf-8") as fh:
         head = fh.read(1 << 16).lstrip()
