@@ -38,17 +38,17 @@ def _snapshot(root: Path) -> dict[str, str]:
 def _user_tree(root: Path) -> Path:
     """A home folder with a project: the spec beside notes, data and a sub-folder of results.
 
-    Returns the project folder (`home/work/bench`), which holds the spec `niah.yaml`.
+    Returns the project folder (`home/user/bench`), which holds the spec `niah.yaml`.
     """
-    bench = root / "home" / "work" / "bench"
+    bench = root / "home" / "user" / "bench"
     (bench / "results").mkdir(parents=True)
     shutil.copy(SPECS / "niah.yaml", bench / "niah.yaml")
     (bench / "notes.md").write_text("# Notes\nthree weeks of runs, not backed up\n", encoding="utf-8")
     (bench / "data.bin").write_bytes(bytes(range(256)) * 64)
     (bench / "results" / "run1.jsonl").write_text('{"id": 1, "score": 0.5}\n', encoding="utf-8")
-    (root / "home" / "work" / "paper.tex").write_text("\\section{Results}\n", encoding="utf-8")
+    (root / "home" / "user" / "paper.tex").write_text("\\section{Results}\n", encoding="utf-8")
     (root / "home" / ".profile").write_text("export EDITOR=vi\n", encoding="utf-8")
-    specs = root / "home" / "work" / "specs"
+    specs = root / "home" / "user" / "specs"
     specs.mkdir()
     (specs / "mine.yaml").write_text("name: mine\n", encoding="utf-8")
     (specs / "README.txt").write_text("specs I am still writing\n", encoding="utf-8")
@@ -79,18 +79,18 @@ def _assert_refused(result: subprocess.CompletedProcess[str], words: str) -> Non
 
 # (where the command runs, relative to tmp_path; the spec argument; the -o argument; words the message must hold)
 CASES = {
-    "dot in the spec's folder": ("home/work/bench", "niah.yaml", ".", "it is the current folder"),
-    "dot slash": ("home/work/bench", "niah.yaml", "./", "it is the current folder"),
-    "the spec's folder by name": ("home/work", "bench/niah.yaml", "bench", "contains niah.yaml"),
-    "a folder of other specs": ("home/work/bench", "niah.yaml", "../specs", "not empty and not a needlec dataset"),
-    "a results folder": ("home/work/bench", "niah.yaml", "results", "not empty and not a needlec dataset"),
-    "an existing file": ("home/work/bench", "niah.yaml", "notes.md", "existing file"),
-    "an existing binary file": ("home/work/bench", "niah.yaml", "data.bin", "existing file"),
-    "a tilde": ("home/work/bench", "niah.yaml", "~", "home folder"),
-    "the parent": ("home/work/bench", "niah.yaml", "..", "ancestor"),
-    "the grandparent": ("home/work/bench", "niah.yaml", "../..", "home folder"),
-    "the root": ("home/work/bench", "niah.yaml", "/", "file system root"),
-    "an ancestor of the spec seen from elsewhere": ("home/work/specs", "../bench/niah.yaml", "..", "ancestor"),
+    "dot in the spec's folder": ("home/user/bench", "niah.yaml", ".", "it is the current folder"),
+    "dot slash": ("home/user/bench", "niah.yaml", "./", "it is the current folder"),
+    "the spec's folder by name": ("home/user", "bench/niah.yaml", "bench", "contains niah.yaml"),
+    "a folder of other specs": ("home/user/bench", "niah.yaml", "../specs", "not empty and not a needlec dataset"),
+    "a results folder": ("home/user/bench", "niah.yaml", "results", "not empty and not a needlec dataset"),
+    "an existing file": ("home/user/bench", "niah.yaml", "notes.md", "existing file"),
+    "an existing binary file": ("home/user/bench", "niah.yaml", "data.bin", "existing file"),
+    "a tilde": ("home/user/bench", "niah.yaml", "~", "home folder"),
+    "the parent": ("home/user/bench", "niah.yaml", "..", "ancestor"),
+    "the grandparent": ("home/user/bench", "niah.yaml", "../..", "home folder"),
+    "the root": ("home/user/bench", "niah.yaml", "/", "file system root"),
+    "an ancestor of the spec seen from elsewhere": ("home/user/specs", "../bench/niah.yaml", "..", "ancestor"),
 }
 
 
@@ -105,12 +105,12 @@ def test_compile_refuses_and_leaves_every_user_file_alone(case: str, tmp_path: P
 
 
 def test_absolute_ancestors_of_the_spec_are_refused(tmp_path: Path) -> None:
-    """What a shell makes of `-o ~` or `-o ~/work`: absolute folders that hold the spec, run from elsewhere."""
+    """What a shell makes of `-o ~` or `-o ~/user`: absolute folders that hold the spec, run from elsewhere."""
     bench = _user_tree(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     before = _snapshot(tmp_path)
-    for out in (tmp_path / "home", tmp_path / "home" / "work", bench):
+    for out in (tmp_path / "home", tmp_path / "home" / "user", bench):
         result = _compile(str(bench / "niah.yaml"), str(out), elsewhere, tmp_path / "home")
         output = result.stdout + result.stderr
         assert result.returncode == 2, output
