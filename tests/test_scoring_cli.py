@@ -215,6 +215,37 @@ def test_missing_unknown_and_repeated_ids(niah: Path, tmp_path: Path) -> None:
     assert json.loads((tmp_path / "w" / "summary.json").read_text())["responses"]["several_responses"] == 1
 
 
+def test_requests_the_runner_records_as_failed_are_missing_not_wrong(niah: Path, tmp_path: Path) -> None:
+    """A sample Inspect ended in an error, or a Batch line with an `error`, has no answer: scoring its empty text
+    as a wrong answer would lower the score for a runner failure. It counts as missing, with the runner's reason."""
+    plain = niah_responses(niah)
+    failed_id = plain[0]["id"]
+    samples = [{"id": r["id"], "epoch": 1, "output": {"completion": r["response"]}} for r in plain[1:]]
+    samples.append({"id": failed_id, "epoch": 1, "output": {"choices": []}, "error": {"message": "Error code: 404"}})
+    (tmp_path / "log.json").write_text(json.dumps({"eval": {"task": "niah"}, "samples": samples}))
+    batch = [
+        {
+            "custom_id": r["id"],
+            "response": {"status_code": 200, "body": {"choices": [{"message": {"content": r["response"]}}]}},
+        }
+        for r in plain[1:]
+    ]
+    batch.append(
+        {"custom_id": failed_id, "response": None, "error": {"code": "timeout", "message": "request timed out"}}
+    )
+    write_jsonl(tmp_path / "batch.jsonl", batch)
+    for name, reason in (("log.json", "Error code: 404"), ("batch.jsonl", "request timed out")):
+        done = run("score", str(niah), str(tmp_path / name), "-o", str(tmp_path / f"no-{name}"))
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert "1 item(s) have no response (1 of them failed in the runner" in done.stderr and reason in done.stderr
+        assert failed_id in done.stderr and not (tmp_path / f"no-{name}").exists()
+        done = run("score", str(niah), str(tmp_path / name), "-o", str(tmp_path / f"ok-{name}"), "--allow-missing")
+        assert done.returncode == 0, done.stderr
+        rows = [json.loads(x) for x in (tmp_path / f"ok-{name}" / "scores.jsonl").read_text().splitlines()]
+        assert failed_id not in {r["id"] for r in rows} and len(rows) == len(plain) - 1
+        assert json.loads((tmp_path / f"ok-{name}" / "summary.json").read_text())["responses"]["missing"] == 1
+
+
 def test_report_folder_never_replaces_user_files(niah: Path, tmp_path: Path) -> None:
     responses = write_jsonl(tmp_path / "r.jsonl", niah_responses(niah))
     mine = tmp_path / "mine"
@@ -256,3 +287,23 @@ def test_nolima_whole_word_and_final_answer(nolima: Path, tmp_path: Path) -> Non
     assert main["effective_length"]["nolima"]["base_score"] == pytest.approx(
         100 * sum(main_250) / len(main_250), abs=1e-4
     )
+
+
+def test_family_default_reports_give_nolima_its_headline_rule(nolima: Path, tmp_path: Path) -> None:
+    """specs/nolima.yaml has no `reports:`; the latent-hop kind's family default makes NoLiMa's 85% rule the headline.
+    Responses: right at 250 tokens, wrong at 4000, so the base score is 100 and the effective length 250."""
+    configs = json.loads((nolima / "manifest.json").read_text(encoding="utf-8"))["configs"]
+    assert configs["main"]["reports"] == {
+        "show": None,
+        "effective_length": {"rule": "nolima", "threshold": None},
+        "baseline": None,
+    }
+    rows = [
+        {"id": it["id"], "response": answers_of(it)[0] if it["context_length"] == 250 else "Nobody."}
+        for it in items(nolima)
+    ]
+    report = tmp_path / "report"
+    done = run("score", str(nolima), str(write_jsonl(tmp_path / "r.jsonl", rows)), "-o", str(report), "--no-plots")
+    assert done.returncode == 0, done.stderr
+    headline = json.loads((report / "summary.json").read_text())["configs"]["main"]["effective_length"]["headline"]
+    assert headline == {"rule": "nolima", "threshold": 0.85, "effective_length": 250, "first_failing_length": 4000}

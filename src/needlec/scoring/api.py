@@ -120,16 +120,27 @@ def score(
         source = (resp for path in responses for resp in read_responses(path))  # type: ignore[arg-type]
     else:
         source = responses  # type: ignore[assignment]
+    failed: dict[str, Response] = {}
     for resp in source:
-        by_id[resp.id].append(resp.text)
+        if resp.error is not None:
+            failed.setdefault(resp.id, resp)
+        else:
+            by_id[resp.id].append(resp.text)
     known = {it["id"] for it in items}
-    unknown = [i for i in by_id if i not in known]
+    unknown = [i for i in dict.fromkeys((*by_id, *failed)) if i not in known]
     missing = [it["id"] for it in items if it["id"] not in by_id]
     if unknown and not allow_unknown:
         raise NeedlecError(f"{len(unknown)} response id(s) are not items of {dataset}: {_first(unknown)}")
     if missing and not allow_missing:
+        errored = [failed[i] for i in missing if i in failed]
+        why = ""
+        if errored:
+            why = (
+                f" ({len(errored)} of them failed in the runner, which recorded no answer; "
+                f"first: {errored[0].origin}: {errored[0].error})"
+            )
         raise NeedlecError(
-            f"{len(missing)} item(s) have no response: {_first(missing)}; "
+            f"{len(missing)} item(s) have no response{why}: {_first(missing)}; "
             "pass --allow-missing to score a partial run (or --tokenizer/--config to pick the items you ran)"
         )
     judge = _Judge()

@@ -23,11 +23,17 @@ from needlec.errors import NeedlecError
 
 @dataclass(frozen=True)
 class Response:
-    """One response to one item, and where it came from (file:line) for error messages."""
+    """One response to one item, and where it came from (file:line) for error messages.
+
+    `error` is set when the runner recorded that the request failed (an Inspect sample with an
+    `error`, an OpenAI Batch line with an `error`): such a response has no text to score, and the
+    item counts as missing, with the runner's message in the report.
+    """
 
     id: str
     text: str
     origin: str
+    error: str | None = None
 
 
 def _openai_text(obj: dict[str, Any]) -> str:
@@ -38,6 +44,19 @@ def _openai_text(obj: dict[str, Any]) -> str:
     first = choices[0]
     message = first.get("message") or {}
     return str(message.get("content") or first.get("text") or "")
+
+
+def _openai_error(obj: dict[str, Any]) -> str | None:
+    """The failure an OpenAI Batch output line records (a top-level `error`, or a response whose
+    status code is 400 or more), or None for a completed request."""
+    response = obj.get("response") or {}
+    status = response.get("status_code", 200)
+    error = obj.get("error") or (((response.get("body") or {}).get("error") or {}) if status >= 400 else None)
+    if not error and status < 400:
+        return None
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    return f"request failed (status {status})"
 
 
 def _lm_eval_text(obj: dict[str, Any]) -> str:
@@ -69,6 +88,10 @@ def _jsonl(path: Path) -> Iterator[Response]:
             if kind is None:
                 kind = "openai" if "custom_id" in obj else "lm-eval" if "doc" in obj else "plain"
             if kind == "openai":
+                failure = _openai_error(obj)
+                if failure is not None:
+                    yield Response(str(obj["custom_id"]), "", origin, error=failure)
+                    continue
                 yield Response(str(obj["custom_id"]), _openai_text(obj), origin)
             elif kind == "lm-eval":
                 doc = obj.get("doc") or {}
@@ -81,6 +104,11 @@ def _jsonl(path: Path) -> Iterator[Response]:
 
 def _inspect_samples(samples: list[dict[str, Any]], origin: str) -> Iterator[Response]:
     for sample in samples:
+        error = sample.get("error")
+        if error:
+            message = error.get("message", str(error)) if isinstance(error, dict) else str(error)
+            yield Response(str(sample.get("id")), "", origin, error=message)
+            continue
         output = sample.get("output") or {}
         text = output.get("completion")
         if text is None:
