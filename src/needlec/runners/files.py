@@ -71,6 +71,7 @@ def _items_file(items: list[dict[str, Any]], out: Path) -> str:
 INSPECT_TASK = '''"""Inspect AI task for a needlec dataset; the scorer is needlec's own.
 
 Run:  inspect eval task.py --model openai/MODEL   (then: needlec score DATASET logs/*.eval -o REPORT)
+A local OpenAI-compatible server: add --model-base-url http://HOST:PORT/v1 -M responses_api=false
 """
 
 import json
