@@ -38,6 +38,7 @@ from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.placement.engine import Counter
 from needlec.spec.loader import dotted
 from needlec.spec.models import Spec
+from needlec.spec.reports import ReportsSpec
 from needlec.tokenizer import Tokenizer, load_tokenizer
 from needlec.util import canonical
 from needlec.util.atomic import atomic_directory, check_target, inside
@@ -144,6 +145,15 @@ class Prepared:
                 haystack, self.tokenizer(spec, label), max_length, spec.haystack.start == "random", spec.haystack.joiner
             )
         return self._views[key]
+
+
+def config_reports(spec: Spec, kind: NeedleKind) -> dict[str, Any] | None:
+    """The `reports:` settings a config's manifest records: the spec's own, else the needle kind's
+    family default (e.g. NoLiMa's headline rule), checked like a spec's; None when neither has any."""
+    if spec.reports is not None:
+        return spec.reports.model_dump(mode="json")
+    default = kind.default_reports()
+    return None if default is None else ReportsSpec.model_validate(default).model_dump(mode="json")
 
 
 def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_start: bool, joiner: str) -> HaystackView:
@@ -427,8 +437,9 @@ def _manifest(
             ],
             "overlap": _overlap_report(tally, config),
         }
-        if config.spec.reports is not None:
-            configs[config.name]["reports"] = config.spec.reports.model_dump(mode="json")
+        wanted = config_reports(config.spec, prepared.kind(config))
+        if wanted is not None:
+            configs[config.name]["reports"] = wanted
         report = prepared.kind_reports.get(config.name)
         if report:
             configs[config.name]["needle_kind"] = report

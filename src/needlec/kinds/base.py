@@ -114,6 +114,11 @@ class NeedleKind(Protocol):
         """
         ...
 
+    def default_reports(self) -> dict[str, Any] | None:
+        """The family's `reports:` settings, used when the spec has none (None: every aggregate that
+        applies, no headline rule). The value has the shape of the spec's `reports:` mapping."""
+        ...
+
 
 class NeedleKindBase:
     """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
@@ -141,6 +146,9 @@ class NeedleKindBase:
 
     def spec_problems(self) -> list[KindProblem]:
         return []
+
+    def default_reports(self) -> dict[str, Any] | None:
+        return None
 
 
 def needle_kind(config: Any) -> NeedleKind:

@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import Set
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -188,6 +188,10 @@ class LatentHopKind(NeedleKindBase):
                         if order in self.config.select.orders and (chosen is None or case_id in chosen):
                             out.append(Case(case_id, group, pair, hop, order))
         return out
+
+    def default_reports(self) -> dict[str, Any] | None:
+        """NoLiMa reports its effective length against the base score (85% rule)."""
+        return {"effective_length": {"rule": "nolima"}}
 
     def cases(self) -> list[str]:
         return list(self._cases)

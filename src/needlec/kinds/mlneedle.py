@@ -15,7 +15,7 @@ the length from the haystack) and the item records `expected: "no"`; the others 
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -74,6 +74,10 @@ class MLNeedleKind(NeedleKindBase):
         pool = load().items
         wanted = config.items
         self.pool: list[MLItem] = [i for i in pool if wanted is None or i.id in wanted]
+
+    def default_reports(self) -> dict[str, Any] | None:
+        """MLNeedle: by length and position, the language matrix, existence balanced accuracy, effective length."""
+        return {"show": ["by_length", "by_depth", "position", "languages", "existence", "effective_length"]}
 
     def cases(self) -> list[str]:
         return ["main"]

@@ -14,7 +14,7 @@ options and answer instruction.
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -123,6 +123,10 @@ class AtcKind(NeedleKindBase):
 
     def _bases(self) -> list[str]:
         return [f"s{n}" for n in dict.fromkeys(self.config.steps)]
+
+    def default_reports(self) -> dict[str, Any] | None:
+        """ATC has no depths: accuracy by length (kinship sentences), CircularEval and the step-weighted score."""
+        return {"show": ["by_length", "circular", "atc_weighted"]}
 
     def cases(self) -> list[str]:
         if self.config.answer_format == "open":

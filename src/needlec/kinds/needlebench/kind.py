@@ -16,7 +16,7 @@ rule that derives the answer, so a checker can recompute it without this module.
 from __future__ import annotations
 
 import random
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -140,6 +140,10 @@ class NeedleBenchKind(NeedleKindBase):
 
     def __init__(self, config: NeedleBenchNeedle) -> None:
         self.config = config
+
+    def default_reports(self) -> dict[str, Any] | None:
+        """NeedleBench reports by length and depth and its weighted overall score; it defines no effective length."""
+        return {"show": ["by_length", "by_depth", "heatmap", "position", "needlebench_overall"]}
 
     def cases(self) -> list[str]:
         if self.config.task == "m-rt":

@@ -134,6 +134,10 @@ class RulerKind(NeedleKindBase):
         # before `bind_haystacks` (the spec's preflight draw) every reserved word may serve
         self.common_pool: tuple[str, ...] = reserved_cwe_words() if self.task.category == "cwe" else ()
 
+    def default_reports(self) -> dict[str, Any] | None:
+        """RULER's headline: the largest length whose mean reaches the 85.6-point threshold."""
+        return {"effective_length": {"rule": "ruler"}}
+
     def cases(self) -> list[str]:
         return [self.config.task]
 
