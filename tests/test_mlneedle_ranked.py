@@ -117,7 +117,8 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path
     spec = write_spec(root / "spec")
     first, second = root / "a", root / "b"
     compile_spec(spec, first, CompileOptions(progress=False, cache_dir=cache))
-    compile_spec(spec, second, CompileOptions(progress=False, cache_dir=cache))
+    # the second compile reads the vectors from the cache and builds items in two forked workers
+    compile_spec(spec, second, CompileOptions(progress=False, cache_dir=cache, jobs=2))
     return first, second, cache
 
 
@@ -177,8 +178,13 @@ def test_recompile_is_byte_identical_and_cached(compiled: tuple[Path, Path, Path
 def test_relevance_order_and_negatives(tmp_path: Path) -> None:
     spec = write_spec(tmp_path / "spec", length=400, order="relevance", mode="existence")
     out = tmp_path / "out"
-    compile_spec(spec, out, CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
+    result = compile_spec(spec, out, CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
     enc = tiktoken.get_encoding("o200k_base")
+    # the clean candidates hold fewer tokens than the length: a warning says so (no "repeated" one)
+    clean_tokens = sum(len(enc.encode(p)) for p in TOPICAL + UNRELATED)
+    assert clean_tokens < 400
+    assert [w for w in result.warnings if "repeated" in w] == []
+    assert any(f"hold about {clean_tokens:,} tokens, fewer than the length 400" in w for w in result.warnings)
     for row in rows_of(out):
         ranked = row["structure"]["passages"]["ranked"]
         assert ranked["ranks"] == sorted(ranked["ranks"])  # most similar first

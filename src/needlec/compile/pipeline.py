@@ -25,7 +25,7 @@ from needlec.compile.checks import check_budgets, check_item, leak_problem
 from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
-from needlec.compile.ranking import prepare_rankings
+from needlec.compile.ranking import prepare_rankings, ranking_warnings
 from needlec.compile.size import check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
@@ -299,6 +299,9 @@ def compile_spec(
     work = prepare_work(prepared, units)
     repeated = repetitions(work)
     warnings = [r.message() for r in repeated]
+    for config, _ in units:
+        if config.name in prepared.ranking_reports:
+            warnings += ranking_warnings(config, prepared.ranking_reports[config.name])
     if warnings and options.strict:
         raise NeedlecError("--strict: the compile has warnings:\n  " + "\n  ".join(warnings))
     out = Path(out_dir)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from needlec.compile.plan import ConfigPlan, ItemKey
     from needlec.kinds.base import NeedleKind
 
-__all__ = ["PassageRanker", "Ranking", "fold", "holds_answer", "prepare_rankings", "ranker_for"]
+__all__ = ["PassageRanker", "Ranking", "fold", "holds_answer", "prepare_rankings", "ranker_for", "ranking_warnings"]
 
 
 def fold(text: str) -> str:
@@ -181,14 +181,19 @@ def prepare_rankings(
     dropped = 0
     pairs = 0
     fewest: int | None = None
+    least: int | None = None
     for slot, wanted in sorted(asks.items()):
         ranker: PassageRanker = views[slot].rankers[slot_name]
         ranker.prepare(wanted)
+        count = views[slot].index.tokenizer.count
+        tokens: dict[int, int] = {}
         for ask in dict.fromkeys(wanted):
             ranking = ranker.rankings[ask]
             pairs += 1
             dropped += ranking.dropped
             fewest = len(ranking.candidates) if fewest is None else min(fewest, len(ranking.candidates))
+            total = sum(tokens.setdefault(i, count(ranker.passages[i])) for i in ranking.candidates)
+            least = total if least is None else min(least, total)
     return {
         "model": model_id(rank.encoder, rank.model),
         "pool": rank.pool,
@@ -196,4 +201,19 @@ def prepare_rankings(
         "questions": pairs,
         "dropped": dropped,
         "fewest_candidates": fewest,
+        "fewest_candidate_tokens": least,
     }
+
+
+def ranking_warnings(config: ConfigPlan, record: dict[str, Any]) -> list[str]:
+    """A warning when some question's answer-free candidates hold fewer tokens than the longest
+    length: those items are padded with filler instead of more passages."""
+    longest = max(config.spec.grid.length_points())
+    least = record.get("fewest_candidate_tokens") or 0
+    if least >= longest:
+        return []
+    return [
+        f"config {config.name}: the answer-free candidates of some question hold about {least:,} tokens, "
+        f"fewer than the length {longest:,}; those items are padded with filler (raise "
+        "`haystack.builder.rank.pool` or add sources)"
+    ]
