@@ -115,3 +115,33 @@ def test_lengths_are_exact(rows: list[dict[str, Any]]) -> None:
         span = row["context_span"]
         body = row["messages"][span["message"]]["content"][span["start"] : span["end"]]
         assert len(enc.encode(body)) == row["context_length"] == (512 if "-none-" in row["config"] else 4000)
+
+
+BARE = """\
+name: bare
+title: Languages from the needle config
+seed: 5
+languages: [en]
+tokenizers: [o200k_base]
+haystack:
+  sources: [{type: builtin, corpus: bible-en-kjv, books: [Mark]}]
+  builder: {type: passages, count: 1, target_tokens: 3000, tokenizer: o200k_base}
+grid: {lengths: [600], depths: [50], repeats: 2}
+needle: {type: mlneedle, needle_language: vi, question_language: hi}
+placement: {depth_tolerance: 100}
+prompt: {user: "{{ context }}\\n\\nQuestion: {{ question }}"}
+length: {counted: context, tolerance: 0}
+scoring: {metric: contains}
+"""
+
+
+def test_languages_come_from_the_needle_config_without_item_languages(tmp_path: Path) -> None:
+    spec = tmp_path / "bare.yaml"
+    spec.write_text(BARE, encoding="utf-8")
+    compile_spec(spec, tmp_path / "out", CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
+    found = [json.loads(line) for f in (tmp_path / "out" / "data").rglob("*.jsonl") for line in f.open()]
+    assert len(found) == 2
+    for row in found:
+        # no `item_languages` in the spec: needle and question languages are the needle config's
+        assert row["languages"] == {"needle": "vi", "haystack": "en", "question": "hi"}
+        assert looks_like(row["question"], "hi") and looks_like(row["needles"][0]["text"], "vi")

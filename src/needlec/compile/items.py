@@ -290,6 +290,8 @@ def build_item(
     achieved = placement.depths()
     wanted = target_depths + distractor_depths
     languages = item_languages(spec)
+    if draw.item_languages:  # the kind's own languages (e.g. MLNeedle's question language) win
+        languages = languages.model_copy(update=draw.item_languages)
     n = len(draw.needles)
     placed = [
         Needle(
