@@ -11,12 +11,12 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from typing import Any
+from typing import IO, Any
 
 from needlec.errors import SourceError
 from needlec.haystacks.sources.base import SourceDocument
 
-__all__ = ["parse_squad", "parse_tsv", "unzip_member"]
+__all__ = ["parse_squad", "parse_tsv", "tsv_documents", "unzip_member"]
 
 
 def unzip_member(raw: bytes, member: str, label: str) -> bytes:
@@ -74,8 +74,20 @@ def parse_squad(raw: bytes, label: str, encoding: str, limit: int | None) -> lis
 
 def parse_tsv(raw: bytes, label: str, encoding: str, column: int, limit: int | None) -> list[SourceDocument]:
     """One document per non-empty line: its tab-separated field `column` (0-based)."""
+    return tsv_documents(io.BytesIO(raw), label, encoding, column, limit)
+
+
+def tsv_documents(stream: IO[bytes], label: str, encoding: str, column: int, limit: int | None) -> list[SourceDocument]:
+    """`parse_tsv` over a binary stream, read line by line, so `limit` stops reading a large file early."""
     documents: list[SourceDocument] = []
-    for number, line in enumerate(_decode(raw, label, encoding).split("\n"), start=1):
+    for number, raw_line in enumerate(stream, start=1):
+        try:
+            line = raw_line.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise SourceError(f"{label}:{number}: not valid {encoding} ({exc.reason})") from None
+        except LookupError:
+            raise SourceError(f"{label}: unknown text encoding {encoding!r}") from None
+        line = line.rstrip("\r\n").lstrip("\ufeff") if number == 1 else line.rstrip("\r\n")
         if not line.strip():
             continue
         fields = line.split("\t")

@@ -23,7 +23,7 @@ from pydantic import Field
 from needlec.errors import SourceError
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceSpec, SourceText
 from needlec.haystacks.sources.files import parse_bytes
-from needlec.haystacks.sources.records import parse_squad, parse_tsv, unzip_member
+from needlec.haystacks.sources.records import parse_squad, parse_tsv, tsv_documents, unzip_member
 from needlec.util.redact import redact
 
 
@@ -57,7 +57,8 @@ class UrlSource(SourceSpec):
     max_records: int | None = Field(
         None,
         ge=1,
-        description="For `jsonl`, `squad` and `tsv`: keep only the first this many documents.",
+        description="For `jsonl`, `squad` and `tsv`: keep only the first this many documents (a `tsv` file "
+        "outside an archive is read only that far).",
     )
     encoding: str = Field("utf-8", description="Text encoding of the file.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for the server to answer or send more data.")
@@ -168,8 +169,12 @@ def load_url(config: UrlSource, ctx: SourceContext) -> SourceText:
     cached = ctx.cache_dir / "url" / config.sha256
     if not (cached.is_file() and _sha256_file(cached) == config.sha256):
         _download(config, cached)
-    data = cached.read_bytes()
     label = config.url if config.member is None else f"{config.url}!{config.member}"
+    if config.format == "tsv" and config.member is None:  # streamed: a multi-GB collection stays on disk
+        with cached.open("rb") as stream:
+            rows = tsv_documents(stream, label, config.encoding, config.column, config.max_records)
+        return SourceText(name=f"url:{label}", documents=tuple(rows), sha256=config.sha256, origin=config.url)
+    data = cached.read_bytes()
     if config.member is not None:
         data = unzip_member(data, config.member, config.url)
     if config.format == "squad":
