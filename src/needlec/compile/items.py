@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import hashlib
 import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -32,7 +33,15 @@ from needlec.placement.engine import Counter, Placement, needles_alone, place
 from needlec.spec.models import RandomDepths, Spec
 from needlec.spec.templates import render
 
-__all__ = ["ITEM_SCHEMA_VERSION", "HaystackView", "build_item", "context_of", "item_languages"]
+__all__ = [
+    "ITEM_SCHEMA_VERSION",
+    "HaystackView",
+    "build_item",
+    "context_of",
+    "draw_item",
+    "gold_aliases",
+    "item_languages",
+]
 
 DISTRACTOR_ZONE = (20.0, 80.0)
 DISTRACTOR_GAP = 20.0
@@ -49,6 +58,7 @@ class HaystackView:
     _occurrences: dict[str, list[int]] = field(default_factory=dict)
     _folded: str | None = None
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
+    rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (compile/ranking.py)
 
     def occurrences(self, term: str) -> list[int]:
         """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
@@ -143,11 +153,24 @@ def _question_position(question: str, prefix: str, suffix: str) -> Literal["afte
     return "after" if after else None
 
 
+def gold_aliases(draw: Draw) -> tuple[str, ...]:
+    """Every answer of the draw and every forbidden term: what no distractor passage may hold."""
+    return tuple(sorted({*draw.forbidden, *(a for fact in draw.answers for a in fact)}))
+
+
 def _place_passages(
-    view: HaystackView, spec: Spec, key: ItemKey, draw: Draw, start: int, prefix: str, suffix: str, others: int
+    view: HaystackView,
+    spec: Spec,
+    key: ItemKey,
+    draw: Draw,
+    start: int,
+    prefix: str,
+    suffix: str,
+    others: int,
+    seed: int,
 ) -> tuple[Placement, dict[str, Any]]:
     """Whole-passage placement for a `passages` haystack (one needle at most, no distractors)."""
-    from needlec.compile.passages import PassageTable, place_passages
+    from needlec.compile.passages import PassageTable, place_passages, place_ranked
 
     if len(draw.needles) > 1 or draw.distractors:
         raise ContractError("a `passages` haystack takes at most one needle and no distractor sentences")
@@ -158,6 +181,25 @@ def _place_passages(
 
     def measure(context: str) -> int:
         return tokenizer.count(prefix + context + suffix) if counted_prompt else tokenizer.count(context)
+
+    builder = spec.haystack.builder
+    rank = getattr(builder, "rank", None)
+    if rank is not None and getattr(builder, "distractors", True):
+        ranker = view.rankers.get(rank.model_dump_json())
+        if ranker is None:
+            raise ContractError("haystack.builder.rank: the rankings were not prepared for this haystack")
+        return place_ranked(
+            tokenizer,
+            ranker,
+            ranker.rank(draw.question, gold_aliases(draw)),
+            target=key.length - others if counted_prompt else key.length,
+            needle=draw.needles[0] if draw.needles else None,
+            depth=key.depth,
+            filler=str(getattr(builder, "filler", " .")),
+            numbered=bool(getattr(builder, "numbered", True)),
+            measure=measure,
+            rng=random.Random(hashlib.sha256(f"{seed}|rank".encode()).digest()),
+        )
 
     return place_passages(
         view.index,
@@ -173,10 +215,10 @@ def _place_passages(
     )
 
 
-def build_item(
-    benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
-) -> tuple[Item, list[str]]:
-    """The item, and the forbidden terms found in its haystack window (empty when clean)."""
+def draw_item(
+    config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
+) -> tuple[int, random.Random, int, Draw]:
+    """The item's seed, its RNG (after the draws below), its window start and its needle draw."""
     spec = config.spec
     seed = dataclasses.replace(key, case=kind.seed_case(key.case)).seed(spec.seed)
     rng = random.Random(seed)
@@ -187,7 +229,15 @@ def build_item(
     if kind.draw_per_repeat():
         shared = dataclasses.replace(key, case=kind.seed_case(key.case), length=0, depth=0.0, haystack="")
         draw_rng = random.Random(shared.seed(spec.seed))
-    draw = kind.draw(key.case, draw_rng)
+    return seed, rng, start, kind.draw(key.case, draw_rng)
+
+
+def build_item(
+    benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
+) -> tuple[Item, list[str]]:
+    """The item, and the forbidden terms found in its haystack window (empty when clean)."""
+    spec = config.spec
+    seed, rng, start, draw = draw_item(config, key, view, kind)
     messages = render_messages(spec, draw.question, draw.values)
     user = messages[-1]["content"]
     prefix, suffix = user.split(CONTEXT_SENTINEL)
@@ -211,7 +261,7 @@ def build_item(
         distractor_depths = list(placement.depths()[len(draw.needles) :])
     elif getattr(builder, "type", None) == "passages":
         # whole passages and a declared filler instead of a token cut (see compile/passages.py)
-        placement, layout = _place_passages(view, spec, key, draw, start, prefix, suffix, others)
+        placement, layout = _place_passages(view, spec, key, draw, start, prefix, suffix, others, seed)
         structure = {**(structure or {}), "passages": layout}
         target_depths = [key.depth] * len(texts)
         distractor_depths = []
@@ -240,6 +290,8 @@ def build_item(
     achieved = placement.depths()
     wanted = target_depths + distractor_depths
     languages = item_languages(spec)
+    if draw.item_languages:  # the kind's own languages (e.g. MLNeedle's question language) win
+        languages = languages.model_copy(update=draw.item_languages)
     n = len(draw.needles)
     placed = [
         Needle(

@@ -13,13 +13,19 @@ needle's index, the first passage and the filler tokens under `structure.passage
 from __future__ import annotations
 
 import bisect
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
 from needlec.haystacks.passages import PASSAGE_JOINER
 from needlec.placement.engine import Insert, Placement
+
+if TYPE_CHECKING:
+    from needlec.compile.ranking import PassageRanker, Ranking
+    from needlec.tokenizer import Tokenizer
 
 START_TRIES = 16
 MAX_FILLER_STEPS = 24
@@ -133,26 +139,9 @@ def _assemble(
     if needle and j == k:
         inserts.append(Insert(end, (PASSAGE_JOINER if k else "") + _label(k, numbered) + needle))
     body = _join(text, begin, end, inserts)
-    base = measure(body)
-    if base > target:
+    pad = _pad(body, filler, target, measure)
+    if pad is None:
         return None
-    pad = ""
-    if base < target:
-        n = max(0, target - base - 1)
-        seen: set[int] = set()
-        for _ in range(MAX_FILLER_STEPS):
-            if n in seen or n < 0:
-                break
-            seen.add(n)
-            pad = (PASSAGE_JOINER if body else "") + filler * n
-            got = measure(body + pad)
-            if got == target:
-                break
-            n += target - got
-        else:
-            return None
-        if measure(body + pad) != target:
-            return None
     if pad:
         inserts.append(Insert(end, pad))
     context = _join(text, begin, end, inserts)
@@ -184,6 +173,127 @@ def _assemble(
     return placement, layout
 
 
+def _pad(body: str, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
+    """A blank line and `filler` repeated so that `body` + it measures exactly `target` ("" when it
+    already does); None when the body is too long or no repeat count lands on the target."""
+    base = measure(body)
+    if base > target:
+        return None
+    if base == target:
+        return ""
+    n = max(0, target - base - 1)
+    seen: set[int] = set()
+    pad = ""
+    for _ in range(MAX_FILLER_STEPS):
+        if n in seen or n < 0:
+            break
+        seen.add(n)
+        pad = (PASSAGE_JOINER if body else "") + filler * n
+        got = measure(body + pad)
+        if got == target:
+            return pad
+        n += target - got
+    return None
+
+
+def place_ranked(
+    tokenizer: Tokenizer,
+    ranker: PassageRanker,
+    ranking: Ranking,
+    *,
+    target: int,
+    needle: str | None,
+    depth: float,
+    filler: str,
+    numbered: bool,
+    measure: Callable[[str], int],
+    rng: random.Random,
+) -> tuple[Placement, dict[str, object]]:
+    """The candidates most similar to the question packed first, shown in a seeded (or relevance)
+    order with the needle at the passage index for `depth`, exactly `target` tokens by `measure`.
+
+    The context does not come from a window of the haystack: the placement's window is empty
+    (`start == end == 0`) and the whole context is one insert."""
+    passages = ranker.passages
+    joiner_tokens = max(1, tokenizer.count(PASSAGE_JOINER))
+    label_tokens = tokenizer.count("[10] ") if numbered else 0
+    needle_tokens = (tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
+    budget = target - measure("") - needle_tokens - 2  # keep a little room: seams may merge differently
+    chosen: list[int] = []  # positions in the ranking, most similar first
+    used = 0
+    for r, p in enumerate(ranking.candidates):
+        cost = tokenizer.count(passages[p]) + (joiner_tokens if chosen else 0) + label_tokens
+        if used + cost <= budget:
+            chosen.append(r)
+            used += cost
+    shown = list(chosen)
+    if ranker.config.order == "seeded":
+        rng.shuffle(shown)
+    while True:
+        texts = [passages[ranking.candidates[r]] for r in shown]
+        result = _assemble_ranked(texts, needle, depth, filler, numbered, target, measure)
+        if result is not None:
+            break
+        if not shown:
+            raise ContractError(f"target length {target} is too small for the needle passage")
+        shown.remove(max(shown))  # the least similar goes first
+    body, pad, j = result
+    context = body + pad
+    needle_chars: tuple[int, ...] = ()
+    needle_at: tuple[int, ...] = ()
+    if needle:
+        at = context.index(_label(j, numbered) + needle) + len(_label(j, numbered))
+        needle_chars = (at,)
+        needle_at = (tokenizer.count(context[:at]),)
+    placement = Placement(
+        start=0,
+        end=0,
+        inserts=(Insert(0, context),),
+        total_tokens=target,
+        context_tokens=tokenizer.count(context),
+        needle_tokens=needle_at,
+        needle_chars=needle_chars,
+    )
+    layout: dict[str, object] = {
+        "count": len(shown) + (1 if needle else 0),
+        "needle_index": [j] if needle else [],
+        "first": ranking.candidates[shown[0]] if shown else None,
+        "filler_tokens": tokenizer.count(pad) if pad else 0,
+        "filler": filler if pad else None,
+        "numbered": numbered,
+        "baseline": False,
+        "ranked": {
+            "model": ranker.model_id,
+            "pool": ranker.config.pool,
+            "candidates": len(ranking.candidates),
+            "dropped": ranking.dropped,
+            "order": ranker.config.order,
+            "passages": [ranking.candidates[r] for r in shown],
+            "ranks": shown,
+        },
+    }
+    return placement, layout
+
+
+def _assemble_ranked(
+    texts: list[str],
+    needle: str | None,
+    depth: float,
+    filler: str,
+    numbered: bool,
+    target: int,
+    measure: Callable[[str], int],
+) -> tuple[str, str, int] | None:
+    """(body, padding, needle index) for these passages in this order, or None when over `target`."""
+    blocks = list(texts)
+    j = passage_index(depth, len(texts)) if needle else -1
+    if needle:
+        blocks.insert(j, needle)
+    body = PASSAGE_JOINER.join(_label(i, numbered) + b for i, b in enumerate(blocks))
+    pad = _pad(body, filler, target, measure)
+    return None if pad is None else (body, pad, j)
+
+
 def _label(i: int, numbered: bool) -> str:
     """The number shown before passage i (zero-based, as `[i] `), or nothing."""
     return f"[{i}] " if numbered else ""
@@ -200,4 +310,4 @@ def _join(text: str, start: int, end: int, inserts: list[Insert]) -> str:
     return "".join(pieces)
 
 
-__all__ = ["PassageTable", "passage_index", "place_passages"]
+__all__ = ["PassageTable", "passage_index", "place_passages", "place_ranked"]

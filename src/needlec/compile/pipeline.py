@@ -25,6 +25,7 @@ from needlec.compile.checks import check_budgets, check_item, leak_problem
 from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
+from needlec.compile.ranking import prepare_rankings, ranking_warnings
 from needlec.compile.size import check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
@@ -90,6 +91,7 @@ class Prepared:
         self._haystacks: dict[str, list[Haystack]] = {}
         self._kinds: dict[str, NeedleKind] = {}
         self.kind_reports: dict[str, dict[str, object]] = {}
+        self.ranking_reports: dict[str, dict[str, Any]] = {}  # config -> `haystack.builder.rank` record
         self._views: dict[tuple[str, str, int, str], HaystackView] = {}
         self.tokenizers: dict[str, Tokenizer] = {}
 
@@ -307,6 +309,9 @@ def compile_spec(
     work = prepare_work(prepared, units)
     repeated = repetitions(work)
     warnings = [r.message() for r in repeated]
+    for config, _ in units:
+        if config.name in prepared.ranking_reports:
+            warnings += ranking_warnings(config, prepared.ranking_reports[config.name])
     if warnings and options.strict:
         raise NeedlecError("--strict: the compile has warnings:\n  " + "\n  ".join(warnings))
     out = Path(out_dir)
@@ -373,6 +378,9 @@ def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | No
     prepared = Prepared(plan, cache_dir or default_cache_dir())
     haystack = next(h for h in prepared.haystacks(config.spec) if h.id == key.haystack)
     view = prepared.view(config.spec, haystack, key.tokenizer, key.length)
+    prepare_rankings(
+        config, [key], {(key.haystack, key.tokenizer): view}, prepared.kind(config), prepared.context.cache_dir
+    )
     item, _ = build_item(plan.spec.name, config, key, view, prepared.kind(config))
     return item.row()
 
@@ -403,6 +411,9 @@ def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]
             slot = (key.haystack, key.tokenizer)
             longest[slot] = max(longest.get(slot, 0), key.length)
         views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
+        ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir)
+        if ranked is not None:  # ranked before the workers fork, so they only look rankings up
+            prepared.ranking_reports[config.name] = ranked
         # context overlap is measured on a sample: smallest length, first depth, first repeat
         sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
         work.extend(
@@ -443,6 +454,8 @@ def _manifest(
         report = prepared.kind_reports.get(config.name)
         if report:
             configs[config.name]["needle_kind"] = report
+        if config.name in prepared.ranking_reports:
+            configs[config.name]["ranking"] = prepared.ranking_reports[config.name]
         records = [r.record() for r in repeated if r.config == config.name]
         if records:  # only when a haystack is repeated, so other manifests keep their bytes
             configs[config.name]["repetition"] = records

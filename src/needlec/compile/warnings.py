@@ -52,6 +52,8 @@ def repetitions(work: Iterable[tuple[Any, ...]]) -> list[Repetition]:
     """Every (config, tokenizer, haystack) whose haystack is repeated to reach a length, sorted."""
     found: dict[tuple[str, str, str], tuple[int, set[int]]] = {}
     for config, key, view, *_ in work:
+        if getattr(config.spec.haystack.builder, "rank", None) is not None:
+            continue  # ranked contexts are picked passages, never a repeated window (see compile/ranking.py)
         index = view.index
         base_tokens = index.token_at(min(view.base_chars, len(index.text)))
         if base_tokens <= 0 or key.length <= base_tokens:

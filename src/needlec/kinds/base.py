@@ -37,6 +37,8 @@ class Draw:
     scoring: dict[str, Any] = field(default_factory=dict)  # per-item metric parameters over the spec's
     task: str | None = None  # the item's task, over the spec's `task`
     max_new_tokens: int | None = None  # generation budget, over the prompt's `max_new_tokens`
+    # item languages the kind knows itself ("needle", "haystack", "question"), over `item_languages`
+    item_languages: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -105,6 +105,8 @@ class MLNeedleKind(NeedleKindBase):
             expected=("no" if absent else "yes") if existence else None,
             structure={"needle_id": item.id, "needle_present": not absent},
             task=f"mlneedle-{cfg.mode}",
+            # recorded on the item even where a spec's `item_languages` forgets to say them
+            item_languages={"needle": cfg.needle_language, "question": cfg.question_language},
         )
 
 

