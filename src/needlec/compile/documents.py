@@ -129,7 +129,9 @@ def _check_distractors(index: HaystackIndex, table: PassageTable, first: int, k:
         text = index.text[a:b].casefold()
         for term in terms:
             if term in text:
-                raise ContractError(f"distractor document {i} of the haystack contains {term!r} of the item's gold facts")
+                raise ContractError(
+                    f"distractor document {i} of the haystack contains {term!r} of the item's gold facts"
+                )
 
 
 def _assemble(
@@ -151,7 +153,6 @@ def _assemble(
     end = table.spans[s + k - 1][1] if k else begin
     inserts: list[Insert] = []
     d = 0
-    shown = 0  # documents already in the context (for the joiner of a trailing gold)
     for slot in range(count):
         label = layout.label.format(index=slot + layout.index_base)
         if slot in gold_at:
@@ -159,11 +160,10 @@ def _assemble(
             if d < k:
                 inserts.append(Insert(table.spans[s + d][0], label + gold + DOCUMENT_JOINER))
             else:
-                inserts.append(Insert(end, (DOCUMENT_JOINER if shown else "") + label + gold))
+                inserts.append(Insert(end, (DOCUMENT_JOINER if slot else "") + label + gold))
         else:
             inserts.append(Insert(table.spans[s + d][0], label))
             d += 1
-        shown += 1
     text = index.text
     body = assemble(text, begin, end, inserts)
     base = measure(body)

@@ -174,7 +174,14 @@ def _place_passages(
 
 
 def _place_documents(
-    view: HaystackView, spec: Spec, key: ItemKey, draw: Draw, start: int, prefix: str, suffix: str, others: int,
+    view: HaystackView,
+    spec: Spec,
+    key: ItemKey,
+    draw: Draw,
+    start: int,
+    prefix: str,
+    suffix: str,
+    others: int,
     rng: random.Random,
 ) -> tuple[Placement, dict[str, Any]]:
     """Numbered whole documents for a `ruler_documents` haystack, the draw's needles as gold documents."""

@@ -306,8 +306,7 @@ class RulerKind(NeedleKindBase):
                 "answer_document": len(drawn.gold) - 1,
                 "document_layout": {"label": label, "index_base": 1},
             },
-            **self._common(case, [], drawn.question, "Answer:", instruction)
-            | {"answers": (drawn.answers,)},
+            **self._common(case, [], drawn.question, "Answer:", instruction) | {"answers": (drawn.answers,)},
         )
 
     def _passkey(self, case: str, rng: random.Random) -> Draw:

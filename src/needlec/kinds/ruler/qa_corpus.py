@@ -270,7 +270,10 @@ def draw_qa(rng: random.Random, task: Task, haystack: str = "", relation: str | 
 
     def org() -> Organisation:
         return Organisation(
-            f"{names.word()} {_pick(rng, ORG_KINDS)}", _pick(rng, TRADES), f"{names.word()} {names.word()}", names.word()
+            f"{names.word()} {_pick(rng, ORG_KINDS)}",
+            _pick(rng, TRADES),
+            f"{names.word()} {names.word()}",
+            names.word(),
         )
 
     def person_aliases(full: str) -> tuple[str, ...]:
