@@ -173,3 +173,82 @@ def test_counted_prompt_is_exact_for_filler_word_list_and_document_haystacks(tmp
             assert len(item["messages"]) == 1
             assert len(encoding.encode(rendered)) == item["context_length"], (config, item["id"])
             assert len(encoding.encode(_context(item))) < item["context_length"]
+
+
+def _hand_index(docs: list[str]) -> tuple[Any, Any]:
+    from needlec.compile.passages import PassageTable
+    from needlec.haystacks.index import Haystack, HaystackIndex
+    from needlec.tokenizer import _tiktoken
+
+    text = "\n\n".join(docs)
+    index = HaystackIndex(Haystack("h0", text), text, 1, _tiktoken("cl100k_base"))
+    return index, PassageTable.of(text)
+
+
+@pytest.mark.parametrize(("depth", "expected_number"), [(0, 1), (50, None), (100, None)])
+def test_place_documents_by_hand(depth: float, expected_number: int | None) -> None:
+    import random
+
+    from needlec.compile.documents import DocumentLayout, place_documents
+
+    docs = [f"Filler record {i} tells of the harbour at Oskwith and its grey boats." for i in range(400)]
+    index, table = _hand_index(docs)
+    gold = "The Velmora Guild was founded by Tassin Orrow."
+    placement, info = place_documents(
+        index,
+        table,
+        start=0,
+        target=600,
+        golds=[gold],
+        depth=depth,
+        rng=random.Random(7),
+        layout=DocumentLayout(),
+        measure=index.tokenizer.count,
+        forbidden=["Tassin Orrow", "Velmora Guild"],
+    )
+    context = placement.context(index.text)
+    assert index.tokenizer.count(context) == 600
+    shown = [int(n) for n in re.findall(r"^Document (\d+):\n", context, re.MULTILINE)]
+    count = len(shown)
+    assert shown == list(range(1, count + 1))
+    # by hand: depth 0 -> the first document, 50 -> the middle (rounded), 100 -> the last
+    number = {0: 1, 50: round((count - 1) / 2) + 1, 100: count}[int(depth)]
+    assert expected_number in (None, number)
+    assert f"Document {number}:\n{gold}" in context
+    assert info["gold_index"] == [number] and info["count"] == count
+
+
+def test_place_documents_refuses_a_distractor_holding_the_answer() -> None:
+    import random
+
+    from needlec.compile.documents import DocumentLayout, place_documents
+    from needlec.errors import ContractError
+
+    docs = [f"Filler record {i} tells of the harbour at Oskwith and its grey boats." for i in range(400)]
+    docs[3] = "Tassin Orrow once sold rope in the harbour at Oskwith."
+    index, table = _hand_index(docs)
+    with pytest.raises(ContractError, match="tassin orrow"):
+        place_documents(
+            index,
+            table,
+            start=0,
+            target=600,
+            golds=["The Velmora Guild was founded by Tassin Orrow."],
+            depth=50,
+            rng=random.Random(7),
+            layout=DocumentLayout(),
+            measure=index.tokenizer.count,
+            forbidden=["Tassin Orrow"],
+        )
+
+
+def test_qa_task_over_another_haystack_is_refused(tmp_path: Path) -> None:
+    from needlec.errors import NeedlecError
+
+    path = _spec(tmp_path, ["qa_1"])
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec["variants"]["task"]["qa_1"]["haystack"] = {"builder": {"type": "repeat"}}
+    spec["grid"]["lengths"] = [1500]
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    with pytest.raises(NeedlecError, match="ruler_documents"):
+        compile_spec(path, tmp_path / "out", CompileOptions(progress=False))

@@ -188,6 +188,10 @@ def _place_documents(
     from needlec.compile.documents import DocumentLayout, place_documents
     from needlec.compile.passages import PassageTable
 
+    if getattr(spec.haystack.builder, "type", None) != "ruler_documents":
+        raise ContractError(
+            f"task {draw.task!r} shows numbered documents: it needs `haystack.builder.type: ruler_documents`"
+        )
     if draw.distractors or not draw.needles:
         raise ContractError("a `ruler_documents` haystack takes one or more gold documents and no distractor sentences")
     if view.passages is None:
@@ -256,7 +260,7 @@ def build_item(
         structure = {**(structure or {}), "passages": layout}
         target_depths = [key.depth] * len(texts)
         distractor_depths = []
-    elif getattr(builder, "type", None) == "ruler_documents":
+    elif getattr(builder, "type", None) == "ruler_documents" or "document_layout" in (structure or {}):
         # numbered whole documents, the gold ones at grid-controlled slots (see compile/documents.py)
         placement, layout = _place_documents(view, spec, key, draw, start, prefix, suffix, others, rng)
         structure = {**(structure or {}), "documents": layout}
