@@ -105,17 +105,20 @@ def place_documents(
     if result is None:
         raise ContractError(f"could not pad the documents to exactly {target} tokens with the filler {layout.filler!r}")
     # the estimate above counts every seam in full; where the filler left room for whole documents,
-    # take as many more as the measured average cost says fit (one or two retries at most)
-    for _ in range(2):
+    # take as many more as the measured average cost says fit, halving the step when that overshoots
+    # (a few retries at most)
+    for _ in range(6):
         slack = int(str(result[1]["filler_tokens"]))
         average = max(1.0, (target - slack) / (k + len(golds)))
         extra = min(int(slack // average), len(table.spans) - first - k)
-        if extra < 1:
-            break
-        better = attempt(k + extra) or (attempt(k + 1) if extra > 1 else None)
+        better = None
+        while extra >= 1 and better is None:
+            better = attempt(k + extra)
+            if better is None:
+                extra //= 2
         if better is None:
             break
-        k += extra if int(str(better[1]["count"])) == k + extra + len(golds) else 1
+        k += extra
         result = better
     _check_distractors(index, table, first, k, forbidden)
     return result
