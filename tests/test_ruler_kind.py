@@ -49,6 +49,9 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec = yaml.safe_load((ROOT / "specs" / "ruler.yaml").read_text(encoding="utf-8"))
     spec["grid"]["lengths"] = LENGTHS
     spec["grid"]["repeats"] = REPEATS
+    # QA, RAG-chunk and passkey have their own module (tests/test_ruler_qa.py)
+    keep = [*NIAH, "vt", "cwe", "fwe"]
+    spec["variants"]["task"] = {k: v for k, v in spec["variants"]["task"].items() if k in keep}
     folder = tmp_path_factory.mktemp("ruler")
     path = folder / "ruler.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
@@ -215,5 +218,6 @@ def test_select_repeat_compiles_a_slice_of_the_repeats(tmp_path: Path) -> None:
     result = needlec.compile(
         ROOT / "specs" / "ruler.yaml", tmp_path / "out", select={"length": "4096", "repeat": ["0", "7"]}, dry_run=True
     )
-    # 11 tasks x 1 length x 2 of the 500 repeats, 4096 context tokens each
-    assert (result.items, result.tokens) == (22, 22 * 4096)
+    # 12 single-depth tasks (11 of RULER's and passkey) x 1 length x 2 of the 500 repeats, plus
+    # 3 document tasks (qa_1, qa_2, rag_chunk) x 5 depths x 2 of their 100 repeats: 24 + 30 items
+    assert (result.items, result.tokens) == (54, 54 * 4096)

@@ -215,6 +215,51 @@ def _place_passages(
     )
 
 
+def _place_documents(
+    view: HaystackView,
+    spec: Spec,
+    key: ItemKey,
+    draw: Draw,
+    start: int,
+    prefix: str,
+    suffix: str,
+    others: int,
+    rng: random.Random,
+) -> tuple[Placement, dict[str, Any]]:
+    """Numbered whole documents for a `ruler_documents` haystack, the draw's needles as gold documents."""
+    from needlec.compile.documents import DocumentLayout, place_documents
+    from needlec.compile.passages import PassageTable
+
+    if getattr(spec.haystack.builder, "type", None) != "ruler_documents":
+        raise ContractError(
+            f"task {draw.task!r} shows numbered documents: it needs `haystack.builder.type: ruler_documents`"
+        )
+    if draw.distractors or not draw.needles:
+        raise ContractError("a `ruler_documents` haystack takes one or more gold documents and no distractor sentences")
+    if view.passages is None:
+        view.passages = PassageTable.of(view.index.text)
+    tokenizer = view.index.tokenizer
+    counted_prompt = spec.length.counted == "prompt"
+
+    def measure(context: str) -> int:
+        return tokenizer.count(prefix + context + suffix) if counted_prompt else tokenizer.count(context)
+
+    layout = DocumentLayout(**(draw.structure or {}).get("document_layout", {}))
+    layout = dataclasses.replace(layout, filler=str(getattr(spec.haystack.builder, "filler", " .")))
+    return place_documents(
+        view.index,
+        view.passages,
+        start=start,
+        target=key.length - others if counted_prompt else key.length,
+        golds=draw.needles,
+        depth=key.depth,
+        rng=rng,
+        layout=layout,
+        measure=measure,
+        forbidden=draw.forbidden,
+    )
+
+
 def draw_item(
     config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
 ) -> tuple[int, random.Random, int, Draw]:
@@ -264,6 +309,13 @@ def build_item(
         placement, layout = _place_passages(view, spec, key, draw, start, prefix, suffix, others, seed)
         structure = {**(structure or {}), "passages": layout}
         target_depths = [key.depth] * len(texts)
+        distractor_depths = []
+    elif getattr(builder, "type", None) == "ruler_documents" or "document_layout" in (structure or {}):
+        # numbered whole documents, the gold ones at grid-controlled slots (see compile/documents.py)
+        placement, layout = _place_documents(view, spec, key, draw, start, prefix, suffix, others, rng)
+        structure = {**(structure or {}), "documents": layout}
+        # the first gold document follows the grid; the others sit where they were drawn
+        target_depths = [key.depth, *placement.depths()[1:]]
         distractor_depths = []
     else:
         placement = place(

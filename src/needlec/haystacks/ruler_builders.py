@@ -11,6 +11,10 @@ spec's sources (give any small source, e.g. a builtin corpus, to satisfy the spe
   each word `freq` times inside its round; mode `fwe`: rounds of `vocabulary` coded words, every
   coded line followed by a line holding the noise token. Any window holds a word at most
   `freq` x (rounds it spans) times, so the kind's inserted words stay the most frequent.
+- `ruler_documents`: `count` short fictional documents about invented people and organisations
+  (`needlec.kinds.ruler.qa_corpus`), one paragraph each, separated by blank lines: the distractor
+  documents of the QA and RAG-chunk tasks. Items over it take whole documents, numbered, with the
+  gold document(s) at a grid-controlled index (`needlec.compile.documents`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from needlec.haystacks.sources.base import SourceDocument
 from needlec.kinds.ruler.common import DistinctPool
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, TokenKind, generate_keyvalue
 from needlec.kinds.ruler.kind import coded_word, haystack_cwe_words
+from needlec.kinds.ruler.qa_corpus import filler_documents
 from needlec.languages.wordlists import cwe_words, noise_sentences
 from needlec.registry import BUILDERS
 from needlec.spec.base import StrictModel
@@ -66,6 +71,27 @@ class RulerWordsBuilder(StrictModel):
     freq: int = Field(3, ge=1, le=20, description="Times each word occurs in one round.")
     rounds: int = Field(4, ge=1, le=100, description="Rounds of the vocabulary, each shuffled anew.")
     vocabulary: int = Field(5000, ge=10, le=100_000, description="FWE: coded words in the vocabulary.")
+
+
+class RulerDocumentsBuilder(StrictModel):
+    """One haystack of short fictional documents, the distractors of RULER's QA and RAG-chunk tasks."""
+
+    type: Literal["ruler_documents"] = Field(
+        description="Selects the fictional-documents haystack of the QA 1 / QA 2 and RAG-chunk tasks."
+    )
+    count: int = Field(
+        4000,
+        ge=10,
+        le=200_000,
+        description="Documents in the haystack (about 70 tokens each); the default holds 128K-token items "
+        "from any start without repeating a document.",
+    )
+    filler: str = Field(
+        " .",
+        min_length=1,
+        description="Declared padding after the last whole document, repeated until the item has exactly its "
+        "token length; items record its token count in `structure.documents.filler_tokens`.",
+    )
 
 
 class RepeatHaystacks:
@@ -126,6 +152,21 @@ class RulerWordsHaystacks:
         return [Haystack("h0", "\n".join(lines))]
 
 
+class RulerDocumentsHaystacks:
+    """`ruler_documents`: haystack `h0`, fictional documents separated by blank lines."""
+
+    def __init__(self, config: RulerDocumentsBuilder) -> None:
+        self.config = config
+
+    def haystack_ids(self) -> list[str]:
+        return ["h0"]
+
+    def build(self, documents: list[SourceDocument], joiner: str, seed: int, spec_dir: Path) -> list[Haystack]:
+        docs = filler_documents(_rng(seed, "ruler_documents"), self.config.count)
+        return [Haystack("h0", "\n\n".join(docs))]
+
+
 BUILDERS.register("repeat", RepeatBuilder)(RepeatHaystacks)
 BUILDERS.register("needle_filler", NeedleFillerBuilder)(NeedleFillerHaystacks)
 BUILDERS.register("ruler_words", RulerWordsBuilder)(RulerWordsHaystacks)
+BUILDERS.register("ruler_documents", RulerDocumentsBuilder)(RulerDocumentsHaystacks)

@@ -1,0 +1,217 @@
+"""Item assembly for `ruler_documents` haystacks: numbered whole documents, gold ones at chosen slots.
+
+RULER's QA prompt lists documents as "Document 1:\\n...", separated by blank lines. Here the
+context is a run of whole consecutive haystack documents (the distractors) with the item's gold
+document(s) put in: the first gold document at the slot of the grid depth (0 = first document,
+100 = last, `round(depth / 100 * (n - 1))` in between), any further gold document at a slot
+drawn from the item's rng. Every document is numbered in the order shown; a declared filler after
+the last document makes the token count exact. Before it returns, the assembly checks that no
+distractor in the window holds an answer alias or names a gold entity (compared casefolded, as
+substrings), so a distractor can never answer the question or state a competing value.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from needlec.compile.passages import PassageTable
+from needlec.errors import ContractError
+from needlec.haystacks.index import HaystackIndex
+from needlec.placement.engine import Insert, Placement, assemble
+
+DOCUMENT_JOINER = "\n\n"
+MAX_FILLER_STEPS = 24
+
+
+@dataclass(frozen=True)
+class DocumentLayout:
+    """How an item's documents are shown: the label of document i and the first number."""
+
+    label: str = "Document {index}:\n"
+    index_base: int = 1
+    filler: str = " ."
+
+
+def gold_slot(depth: float, count: int) -> int:
+    """Slot (0-based) of the first gold document among `count` documents for a grid depth 0-100."""
+    return round(max(0.0, min(100.0, depth)) / 100.0 * (count - 1))
+
+
+def gold_slots(depth: float, count: int, golds: int, rng: random.Random) -> list[int]:
+    """Slots of `golds` gold documents: the first at the depth's slot, the others drawn from `rng`."""
+    first = gold_slot(depth, count)
+    others = [slot for slot in range(count) if slot != first]
+    return [first, *rng.sample(others, golds - 1)]
+
+
+def place_documents(
+    index: HaystackIndex,
+    table: PassageTable,
+    *,
+    start: int,
+    target: int,
+    golds: Sequence[str],
+    depth: float,
+    rng: random.Random,
+    layout: DocumentLayout,
+    measure: Callable[[str], int],
+    forbidden: Sequence[str] = (),
+) -> tuple[Placement, dict[str, object]]:
+    """Whole documents from the first one at or after `start`, the gold ones at their slots, exactly
+    `target` tokens as counted by `measure` (the context, or the whole prompt around it).
+
+    Raises ContractError when the haystack runs out of documents, the length cannot hold the gold
+    documents, or a distractor in the window contains one of `forbidden` (answers, gold names).
+    """
+    tokenizer = index.tokenizer
+    joiner_tokens = max(1, tokenizer.count(DOCUMENT_JOINER))
+    # a label's cost at the largest number the length can show (documents take over 50 tokens)
+    label_tokens = tokenizer.count(layout.label.format(index=max(1, target // 50)))
+    gold_cost = sum(tokenizer.count(gold) + joiner_tokens + label_tokens for gold in golds)
+    budget = target - measure("") - gold_cost
+    if budget < 0:
+        raise ContractError(f"target length {target} is too small for the gold document(s) of the item")
+    starts = [a for a, _ in table.spans]
+    first = bisect.bisect_left(starts, start)
+    if first >= len(starts):
+        first = 0
+    used = 0
+    k = 0
+    while first + k < len(table.spans):
+        cost = table.count(first + k, index) + joiner_tokens + label_tokens
+        if used + cost > budget - 2:  # a little room: seams may merge differently
+            break
+        used += cost
+        k += 1
+    else:
+        raise ContractError(
+            f"the documents haystack runs out of documents for length {target}; raise `haystack.builder.count`"
+        )
+    # the slot draws use one rng state, whatever number of documents is finally taken
+    state = rng.getstate()
+
+    def attempt(count: int) -> tuple[Placement, dict[str, object]] | None:
+        rng.setstate(state)
+        return _assemble(index, table, first, count, golds, depth, rng, layout, target, measure)
+
+    result = None
+    while result is None and k >= 0:
+        result = attempt(k)
+        if result is None:
+            k -= 1
+    if result is None:
+        raise ContractError(f"could not pad the documents to exactly {target} tokens with the filler {layout.filler!r}")
+    # the estimate above counts every seam in full; where the filler left room for whole documents,
+    # take as many more as the measured average cost says fit, halving the step when that overshoots
+    # (a few retries at most)
+    for _ in range(6):
+        slack = int(str(result[1]["filler_tokens"]))
+        average = max(1.0, (target - slack) / (k + len(golds)))
+        extra = min(int(slack // average), len(table.spans) - first - k)
+        better = None
+        while extra >= 1 and better is None:
+            better = attempt(k + extra)
+            if better is None:
+                extra //= 2
+        if better is None:
+            break
+        k += extra
+        result = better
+    _check_distractors(index, table, first, k, forbidden)
+    return result
+
+
+def _check_distractors(index: HaystackIndex, table: PassageTable, first: int, k: int, forbidden: Sequence[str]) -> None:
+    """Refuse a window whose distractor documents contain an answer alias or a gold entity's name."""
+    terms = [term.casefold() for term in forbidden if term]
+    for i in range(first, first + k):
+        a, b = table.spans[i]
+        text = index.text[a:b].casefold()
+        for term in terms:
+            if term in text:
+                raise ContractError(
+                    f"distractor document {i} of the haystack contains {term!r} of the item's gold facts"
+                )
+
+
+def _assemble(
+    index: HaystackIndex,
+    table: PassageTable,
+    s: int,
+    k: int,
+    golds: Sequence[str],
+    depth: float,
+    rng: random.Random,
+    layout: DocumentLayout,
+    target: int,
+    measure: Callable[[str], int],
+) -> tuple[Placement, dict[str, object]] | None:
+    count = k + len(golds)
+    slots = gold_slots(depth, count, len(golds), rng)
+    gold_at = {slot: g for g, slot in enumerate(slots)}
+    begin = table.spans[s][0]
+    end = table.spans[s + k - 1][1] if k else begin
+    inserts: list[Insert] = []
+    d = 0
+    for slot in range(count):
+        label = layout.label.format(index=slot + layout.index_base)
+        if slot in gold_at:
+            gold = golds[gold_at[slot]]
+            if d < k:
+                inserts.append(Insert(table.spans[s + d][0], label + gold + DOCUMENT_JOINER))
+            else:
+                inserts.append(Insert(end, (DOCUMENT_JOINER if slot else "") + label + gold))
+        else:
+            inserts.append(Insert(table.spans[s + d][0], label))
+            d += 1
+    text = index.text
+    body = assemble(text, begin, end, inserts)
+    base = measure(body)
+    if base > target:
+        return None
+    pad = ""
+    if base < target:
+        n = max(0, target - base - 1)
+        seen: set[int] = set()
+        for _ in range(MAX_FILLER_STEPS):
+            if n in seen or n < 0:
+                return None
+            seen.add(n)
+            pad = DOCUMENT_JOINER + layout.filler * n
+            got = measure(body + pad)
+            if got == target:
+                break
+            n += target - got
+        else:
+            return None
+    if pad:
+        inserts.append(Insert(end, pad))
+    context = assemble(text, begin, end, inserts)
+    chars: list[int] = []
+    for g, gold in enumerate(golds):
+        label = layout.label.format(index=slots[g] + layout.index_base)
+        chars.append(context.index(label + gold) + len(label))
+    placement = Placement(
+        start=begin,
+        end=end,
+        inserts=tuple(inserts),
+        total_tokens=target,
+        context_tokens=index.tokenizer.count(context),
+        needle_tokens=tuple(index.tokenizer.count(context[:at]) for at in chars),
+        needle_chars=tuple(chars),
+    )
+    info: dict[str, object] = {
+        "count": count,
+        "gold_index": [slot + layout.index_base for slot in slots],
+        "gold_slot": list(slots),
+        "first": s,
+        "filler_tokens": index.tokenizer.count(pad) if pad else 0,
+        "filler": layout.filler if pad else None,
+    }
+    return placement, info
+
+
+__all__ = ["DOCUMENT_JOINER", "DocumentLayout", "gold_slot", "gold_slots", "place_documents"]
