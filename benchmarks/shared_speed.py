@@ -35,12 +35,8 @@ def command(name: str, tree: Path, out: Path, cache: Path) -> list[str]:
     base = [sys.executable, "-m", "needlec.cli"]
     if name == "ruler":
         spec = str(tree / "specs" / "ruler.yaml")
-        return [*base, "compile", spec, "-o", str(out), "-q", "--cache-dir", str(cache)] + [
-            "--select",
-            "length=4096",
-            "--select",
-            "repeat=0,1",
-        ]
+        select = ["--select", "length=4096", "--select", "repeat=0,1"]
+        return [*base, "compile", spec, "-o", str(out), "-q", "--cache-dir", str(cache), *select]
     if name == "pilot":
         spec = str(tree / "specs" / "mlneedle-pilot.yaml")
         return [*base, "compile", spec, "-o", str(out), "-q", "--cache-dir", str(cache)]
@@ -99,9 +95,8 @@ def main() -> None:
             medians = {tree: statistics.median(values) for tree, values in times.items()}
             for tree, values in times.items():
                 label = "this" if tree == ROOT else "baseline"
-                print(
-                    f"{name:8} {label:10} {len(values):>4} {medians[tree]:>9.2f} {min(values):>7.2f} {max(values):>7.2f}"
-                )
+                spread = f"{min(values):>7.2f} {max(values):>7.2f}"
+                print(f"{name:8} {label:10} {len(values):>4} {medians[tree]:>9.2f} {spread}")
             if args.baseline:
                 ratio = medians[trees[1]] / medians[ROOT]
                 print(f"{name:8} {'speed-up':10} {'':>4} {ratio:>9.2f}x")
