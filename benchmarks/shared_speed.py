@@ -12,7 +12,9 @@ With `--baseline DIR` (another checkout of the project, e.g. made with
 `git archive main | tar -x -C DIR`), each command also runs with that tree's `src/` first on
 `PYTHONPATH`, alternating with this tree run by run so both see the same machine load, and the
 ratio of the medians (baseline / this tree) is printed. Every compile runs once untimed first, so
-filter and download caches (in a temporary cache folder shared by both trees) are warm.
+filter and download caches (in a temporary cache folder shared by both trees) are warm. Besides
+wall-clock seconds, the CPU seconds (user + system) of each run's process are reported: on a
+machine shared with other work they vary much less than wall time.
 
     python benchmarks/shared_speed.py [--baseline DIR] [--runs 3] [--site-runs 1] [--only ruler,pilot,site]
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,16 +46,22 @@ def command(name: str, tree: Path, out: Path, cache: Path) -> list[str]:
     return [*base, "site", "build", "--project", str(tree / "site"), "--pages-only", "-q", "--cache-dir", str(cache)]
 
 
-def run(name: str, tree: Path, work: Path, cache: Path) -> float:
-    """Seconds one command takes with `tree`'s sources first on the path."""
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(name: str, tree: Path, work: Path, cache: Path) -> tuple[float, float]:
+    """Wall and CPU seconds one command takes with `tree`'s sources first on the path."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     out = work / f"{name}-{tree.name}"
+    cpu = _cpu()
     start = time.perf_counter()
     done = subprocess.run(command(name, tree, out, cache), env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{name} failed with {tree}:\n{done.stderr[-2000:]}")
-    return seconds
+    return seconds, _cpu() - cpu
 
 
 def check_tree(tree: Path) -> None:
@@ -82,24 +91,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="needlec-shared-speed-") as tmp:
         work = Path(tmp)
         cache = work / "cache"
-        print(f"{'command':8} {'tree':10} {'runs':>4} {'median s':>9} {'min s':>7} {'max s':>7}")
+        print(f"{'command':8} {'tree':10} {'runs':>4} {'wall s':>8} {'min':>7} {'max':>7} {'cpu s':>7}")
         for name in args.only.split(","):
             runs = args.site_runs if name == "site" else args.runs
             if name != "site":
                 for tree in trees:
                     run(name, tree, work, cache)  # warm-up: caches, tokenizer tables
-            times: dict[Path, list[float]] = {tree: [] for tree in trees}
+            times: dict[Path, list[tuple[float, float]]] = {tree: [] for tree in trees}
             for _ in range(runs):
                 for tree in trees:
                     times[tree].append(run(name, tree, work, cache))
-            medians = {tree: statistics.median(values) for tree, values in times.items()}
+            wall = {tree: statistics.median(w for w, _ in values) for tree, values in times.items()}
+            cpu = {tree: statistics.median(c for _, c in values) for tree, values in times.items()}
             for tree, values in times.items():
                 label = "this" if tree == ROOT else "baseline"
-                spread = f"{min(values):>7.2f} {max(values):>7.2f}"
-                print(f"{name:8} {label:10} {len(values):>4} {medians[tree]:>9.2f} {spread}")
+                spread = f"{min(w for w, _ in values):>7.2f} {max(w for w, _ in values):>7.2f}"
+                print(f"{name:8} {label:10} {len(values):>4} {wall[tree]:>8.2f} {spread} {cpu[tree]:>7.2f}")
             if args.baseline:
-                ratio = medians[trees[1]] / medians[ROOT]
-                print(f"{name:8} {'speed-up':10} {'':>4} {ratio:>9.2f}x")
+                old = trees[1]
+                ratios = f"{wall[old] / wall[ROOT]:>7.2f}x {'':>15} {cpu[old] / cpu[ROOT]:>6.2f}x"
+                print(f"{name:8} {'speed-up':10} {'':>4} {ratios}")
             sys.stdout.flush()
 
 
