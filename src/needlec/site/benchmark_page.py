@@ -31,7 +31,7 @@ def preview_note(bench: Benchmark) -> str:
     lengths = _lengths(sorted(int(n) for n in select["length"]))
     return (
         f"a reduced grid compiled for this page ({len(sampled)} of {len(order)} configs: {configs}; "
-        f"lengths {lengths}; {len(select['depth'])} depths"
+        f"lengths {lengths}; {len(select['depth'])} depth{'s' if len(select['depth']) != 1 else ''}"
         + ("; the first haystack" if "haystack" in select else "")
         + ("; repeat " + ", ".join(select["repeat"]) if "repeat" in select else "")
         + ")"
