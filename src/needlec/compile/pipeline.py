@@ -32,7 +32,7 @@ from needlec.errors import ContractError, NeedlecError, Problem, SourceError, Sp
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
 from needlec.haystacks.builders import haystack_builder
-from needlec.haystacks.filters.stage import FilterStage
+from needlec.haystacks.filters.stage import FilterStage, documents_sha256
 from needlec.haystacks.index import Haystack, HaystackIndex, boundary_positions, repeat_to
 from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceLoader, SourceText
 from needlec.kinds.base import NeedleKind, needle_kind
@@ -43,6 +43,7 @@ from needlec.spec.reports import ReportsSpec
 from needlec.tokenizer import Tokenizer, load_tokenizer
 from needlec.util import canonical
 from needlec.util.atomic import atomic_directory, check_target, inside
+from needlec.util.canonical import sha256_json
 from needlec.util.sums import every_file, write_sums
 
 SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack", "repeat")
@@ -81,7 +82,16 @@ class CompileResult:
 
 
 class Prepared:
-    """Everything item building needs, computed once in the parent (and shared with workers)."""
+    """Everything item building needs, computed once in the parent (and shared with workers).
+
+    Work is shared across the configs of one compile by what it depends on, never by config:
+    sources by their settings (filters left out: they run afterwards), filter runs by their cache
+    key (`FilterStage`), haystacks by a canonical hash of the builder settings, joiner, seed and
+    the sha256 of the filtered documents, and indexes by haystack sha256, tokenizer and length.
+    Each cache lives as long as this object (one compile) and holds one entry per distinct
+    content, so configs that differ only in their needles or prompts reuse one set of haystacks
+    and token indexes, and the bytes of every item are those of a compile of its config alone.
+    """
 
     def __init__(self, plan: Plan, cache_dir: Path) -> None:
         self.plan = plan
@@ -89,6 +99,8 @@ class Prepared:
         self.filters = FilterStage(plan, cache_dir)
         self._sources: dict[str, SourceText] = {}
         self._haystacks: dict[str, list[Haystack]] = {}
+        self._built: dict[str, list[Haystack]] = {}  # canonical content hash -> haystacks
+        self._starts: dict[str, list[int]] = {}  # haystack sha256 -> sentence starts of its text
         self._kinds: dict[str, NeedleKind] = {}
         self.kind_reports: dict[str, dict[str, object]] = {}
         self.ranking_reports: dict[str, dict[str, Any]] = {}  # config -> `haystack.builder.rank` record
@@ -99,7 +111,7 @@ class Prepared:
         out = []
         configs: list[Any] = list(spec.haystack.sources)  # each one of the registered source models
         for i, config in enumerate(configs):
-            key = config.model_dump_json()
+            key = source_key(config)
             if key not in self._sources:
                 try:
                     loader: SourceLoader = SOURCES.get(config.type).factory
@@ -122,8 +134,11 @@ class Prepared:
             documents = self.documents(spec)
             if not any(d.text.strip() for d in documents):
                 raise SourceError("the haystack sources produced no text")
-            builder = haystack_builder(spec.haystack.builder)
-            self._haystacks[key] = builder.build(documents, spec.haystack.joiner, spec.seed, self.plan.spec_dir)
+            content = haystack_key(spec, documents)
+            if content not in self._built:
+                builder = haystack_builder(spec.haystack.builder)
+                self._built[content] = builder.build(documents, spec.haystack.joiner, spec.seed, self.plan.spec_dir)
+            self._haystacks[key] = self._built[content]
         return self._haystacks[key]
 
     def kind(self, config: ConfigPlan) -> NeedleKind:
@@ -143,8 +158,15 @@ class Prepared:
     def view(self, spec: Spec, haystack: Haystack, label: str, max_length: int) -> HaystackView:
         key = (haystack.sha256, label, max_length, spec.haystack.start + spec.haystack.joiner)
         if key not in self._views:
+            random_start = spec.haystack.start == "random"
+            starts = [0]
+            if random_start:  # the same for every tokenizer and length: found once per haystack text
+                text = haystack.text
+                if haystack.sha256 not in self._starts:
+                    self._starts[haystack.sha256] = [p for p in boundary_positions(text, "sentence") if p < len(text)]
+                starts = self._starts[haystack.sha256]
             self._views[key] = _index(
-                haystack, self.tokenizer(spec, label), max_length, spec.haystack.start == "random", spec.haystack.joiner
+                haystack, self.tokenizer(spec, label), max_length, random_start, spec.haystack.joiner, starts
             )
         return self._views[key]
 
@@ -158,7 +180,28 @@ def config_reports(spec: Spec, kind: NeedleKind) -> dict[str, Any] | None:
     return None if default is None else ReportsSpec.model_validate(default).model_dump(mode="json")
 
 
-def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_start: bool, joiner: str) -> HaystackView:
+def source_key(config: Any) -> str:
+    """What a source's documents depend on: its settings without `filters` (run on them later)."""
+    return str(config.model_dump_json(exclude={"filters"}))
+
+
+def haystack_key(spec: Spec, documents: list[SourceDocument]) -> str:
+    """Canonical hash of everything a builder's haystacks depend on (builders are pure functions
+    of their settings, the filtered documents, the joiner and the seed)."""
+    builder: Any = spec.haystack.builder
+    return sha256_json(
+        {
+            "builder": builder.model_dump(mode="json"),
+            "joiner": spec.haystack.joiner,
+            "seed": spec.seed,
+            "documents": documents_sha256(documents),
+        }
+    )
+
+
+def _index(
+    haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_start: bool, joiner: str, starts: list[int]
+) -> HaystackView:
     """Index just enough (repeated) haystack text for the longest item, plus margins."""
     base = haystack.text
     needed = int(max_length * 1.05) + 4096
@@ -166,7 +209,6 @@ def _index(haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_sta
     chars_per_token = len(sample) / max(1, tokenizer.count(sample))
     extra = len(base) if random_start else 0
     chars = int(needed * chars_per_token * 1.3) + extra + 10_000
-    starts = [p for p in boundary_positions(base, "sentence") if p < len(base)] if random_start else [0]
     while True:
         text, copies = repeat_to(base, joiner, chars)
         index = HaystackIndex(haystack, text[:chars], copies, tokenizer)

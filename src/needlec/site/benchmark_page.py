@@ -25,11 +25,16 @@ def preview_note(bench: Benchmark) -> str:
     if bench.preview is None:
         return ""
     select = bench.preview
-    configs = ", ".join(code(c) for c in select["config"])
+    order = [g.name for g in bench.grids]
+    sampled = sorted(select["config"], key=lambda c: order.index(c) if c in order else len(order))
+    configs = ", ".join(code(c) for c in sampled)
     lengths = _lengths(sorted(int(n) for n in select["length"]))
     return (
-        f"a reduced grid compiled for this page (configs {configs}; lengths {lengths}; "
-        f"{len(select['depth'])} depths" + ("; the first haystack" if "haystack" in select else "") + ")"
+        f"a reduced grid compiled for this page ({len(sampled)} of {len(order)} configs: {configs}; "
+        f"lengths {lengths}; {len(select['depth'])} depth{'s' if len(select['depth']) != 1 else ''}"
+        + ("; the first haystack" if "haystack" in select else "")
+        + ("; repeat " + ", ".join(select["repeat"]) if "repeat" in select else "")
+        + ")"
     )
 
 
@@ -271,6 +276,20 @@ def data_section(bench: Benchmark) -> str:
     )
 
 
+def samples_intro(bench: Benchmark) -> str:
+    """What the sample items are: which configs they come from, honestly when only some were compiled."""
+    names = ", ".join(code(str(item.get("config", "?"))) for item in bench.samples)
+    scope = (
+        f"They come from {preview_note(bench)}; every config is listed under Grid."
+        if bench.preview is not None
+        else "They come from the compiled dataset this page was built from."
+    )
+    return (
+        f"One item for each of the first {len(bench.samples)} compiled configs ({names}), at the smallest "
+        f"length and the middle depth. {scope} Open a sample to read the whole prompt; the needle is highlighted."
+    )
+
+
 def render_page(bench: Benchmark, assets: str) -> str:
     """The Markdown of a benchmark page; `assets` is the folder of its plots, relative to the page."""
     spec = bench.plan.spec
@@ -303,8 +322,9 @@ def render_page(bench: Benchmark, assets: str) -> str:
         "## Prompt templates\n\n" + prompts_section(bench),
         "## Haystack\n\n" + haystack_section(bench),
         "## Lexical overlap\n\n" + overlap_section(bench),
-        "## Sample items\n\nOne item per config, at the smallest length and the middle depth. Open a "
-        "sample to read the whole prompt; the needle is highlighted.\n\n"
+        "## Sample items\n\n"
+        + samples_intro(bench)
+        + "\n\n"
         + "\n\n".join(sample_section(item) for item in bench.samples),
         "## Get the data\n\n" + data_section(bench),
     ]

@@ -1,9 +1,15 @@
 """Gather what a benchmark page shows: the resolved spec, a compiled manifest and a few items.
 
 A page is built from the spec and a compiled dataset. When no dataset folder is given, the spec
-is compiled on a reduced grid (configs at their smallest length, a few depths) into a temporary
-folder, which is enough for sample items, achieved depths and lengths and a file list; the full
-grid's shape comes from the plan.
+is compiled on a reduced grid into a temporary folder, which is enough for sample items, achieved
+depths and lengths and a file list; the full grid's shape (every config) comes from the plan.
+
+The reduced grid is bounded whatever the spec, so a page costs seconds: at most
+`PREVIEW_CONFIGS` configs, picked evenly from the spec's config list (the first and the last
+included; `sampled_configs`), each at its smallest length, up to `PREVIEW_DEPTHS` depths spread
+over its grid, the first haystack and repeat 0 only; configs whose items would take the slice
+over `PREVIEW_TOKEN_BUDGET` context tokens are left out (never the first). The page names the
+configs that were sampled.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ from needlec.compile.plan import Plan, load_plan
 from needlec.compile.size import haystack_ids
 from needlec.dataset.manifest import read_manifest
 
-PREVIEW_TOKEN_BUDGET = 3_000_000
+PREVIEW_TOKEN_BUDGET = 1_000_000
 PREVIEW_DEPTHS = 11
+PREVIEW_CONFIGS = 8
 ROWS_READ_PER_FILE = 2000
 SAMPLES = 4
 
@@ -112,16 +119,32 @@ def _matching(plan: Plan, select: dict[str, set[str]]) -> tuple[int, int]:
     return items, tokens
 
 
-def preview_select(plan: Plan, grids: list[ConfigGrid]) -> dict[str, set[str]]:
-    """A slice of the grid that compiles in seconds: configs at their smallest length, a few depths.
+def sampled_configs(names: list[str], count: int = PREVIEW_CONFIGS) -> list[str]:
+    """Up to `count` names picked evenly from `names`, first and last included, in their order.
 
-    Configs are added cheapest first while the slice stays within the token budget; the cheapest
-    is always included, so every page has sample items.
+    Deterministic and independent of the configs' sizes, so a page samples the same configs
+    every time and the picks cover the whole variant matrix (the list is its row-major order).
     """
-    select: dict[str, set[str]] = {"config": set(), "length": set(), "depth": set()}
+    if len(names) <= count:
+        return list(names)
+    if count <= 1:
+        return names[:count]
+    return [names[round(i * (len(names) - 1) / (count - 1))] for i in range(count)]
+
+
+def preview_select(plan: Plan, grids: list[ConfigGrid]) -> dict[str, set[str]]:
+    """A slice of the grid that compiles in seconds, whatever the spec (see the module docstring).
+
+    Configs come from `sampled_configs`; each adds its smallest length and a spread of its
+    depths, and is skipped when the slice would exceed the token budget (the first never is, so
+    every page has sample items).
+    """
+    select: dict[str, set[str]] = {"config": set(), "length": set(), "depth": set(), "repeat": {"0"}}
     if "haystack" in SELECT_KEYS:
         select["haystack"] = {haystack_ids(c.spec)[0] for c in plan.configs}
-    for grid in sorted(grids, key=lambda g: (min(g.lengths), g.items, g.name)):
+    by_name = {g.name: g for g in grids}
+    for name in sampled_configs([c.name for c in plan.configs]):
+        grid = by_name[name]
         trial = {key: set(values) for key, values in select.items()}
         trial["config"].add(grid.name)
         trial["length"].add(str(min(grid.lengths)))

@@ -36,24 +36,44 @@ def _svg(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+def stacks(bench: Benchmark) -> list[tuple[str, dict[int, int]]]:
+    """(label, items per target length) of each bar segment: one per config, or, when there are
+    more configs than colours, one per value of the first variant axis (its configs summed), so
+    the plot stays readable and cheap to draw for a large variant matrix."""
+    per_config = [
+        (grid.name, grid.axes, {n: grid.items // max(1, len(grid.lengths)) for n in grid.lengths})
+        for grid in bench.grids
+    ]
+    if len(per_config) <= len(PALETTE) or not all(axes for _, axes, _ in per_config):
+        return [(name, counts) for name, _, counts in per_config]
+    groups: dict[str, tuple[int, dict[int, int]]] = {}
+    for _, axes, counts in per_config:
+        axis, value = axes[0]
+        members, total = groups.setdefault(f"{axis}={value}", (0, {}))
+        for n, items in counts.items():
+            total[n] = total.get(n, 0) + items
+        groups[f"{axis}={value}"] = (members + 1, total)
+    return [(f"{label} ({members} configs)", total) for label, (members, total) in groups.items()]
+
+
 def lengths_svg(bench: Benchmark) -> bytes:
-    """Items per target context length in the full grid, stacked by config."""
+    """Items per target context length in the full grid, stacked by config (or config group)."""
     lengths = bench.all_lengths
     with matplotlib.rc_context(STYLE):
         figure = Figure(figsize=(7.0, 3.2))
         axes = figure.add_subplot()
         positions = list(range(len(lengths)))
         bottom = [0] * len(lengths)
-        for i, grid in enumerate(bench.grids):
-            per_length = grid.items // max(1, len(grid.lengths))
-            heights = [per_length if n in grid.lengths else 0 for n in lengths]
-            axes.bar(positions, heights, bottom=bottom, color=PALETTE[i % len(PALETTE)], label=grid.name, width=0.7)
+        segments = stacks(bench)
+        for i, (label, counts) in enumerate(segments):
+            heights = [counts.get(n, 0) for n in lengths]
+            axes.bar(positions, heights, bottom=bottom, color=PALETTE[i % len(PALETTE)], label=label, width=0.7)
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
         axes.set_xticks(positions, [short_number(n) for n in lengths])
         axes.set_xlabel("target context length (tokens)")
         axes.set_ylabel("items")
         axes.set_title(f"{bench.total_items:,} items over {len(lengths)} lengths (full grid)")
-        if len(bench.grids) > 1:
+        if len(segments) > 1:
             axes.legend(title="config", frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         return _svg(figure)
 

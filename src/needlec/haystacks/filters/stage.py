@@ -117,6 +117,7 @@ class FilterStage:
         self.activity = Activity()
         self.runs: dict[str, FilterRun] = {}
         self._applied: dict[str, list[Any]] = {}
+        self._outputs: dict[str, list[Any]] = {}  # run cache key -> edited documents (shared by configs)
 
     def _emit(self, message: str) -> None:
         """Progress and retry messages: to the given log, else to stderr when progress is on."""
@@ -191,6 +192,9 @@ class FilterStage:
                 "input_sha256": input_sha,
             }
         )
+        if key in self._outputs:  # the same run for another config (e.g. same terms, another needle)
+            self.activity.cached_runs += 1
+            return self._outputs[key]
         path = self.cache_dir / "filters" / "runs" / key[:2] / f"{key}.json"
         result = self._load(path, key)
         cached = result is not None
@@ -223,6 +227,7 @@ class FilterStage:
                 edits,
                 cached,
             )
+        self._outputs[key] = edited
         return edited
 
     def _load(self, path: Path, key: str) -> FilterResult | None:

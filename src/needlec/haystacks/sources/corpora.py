@@ -150,7 +150,11 @@ def passages(name: str) -> tuple[Passage, ...]:
     raw = lzma.decompress((_package_root() / info.file).read_bytes())
     if hashlib.sha256(raw).hexdigest() != info.sha256:
         raise SourceError(f"corpus {name!r}: {info.file} does not match the sha256 in catalog.json; reinstall it")
-    rows = (json.loads(line) for line in raw.decode("utf-8").splitlines() if line)
+    # orjson parses the JSON lines several times faster than json; lines are split on b"\n" only
+    # (a JSON line holds no raw line break), so the rows are the same
+    import orjson
+
+    rows = (orjson.loads(line) for line in raw.split(b"\n") if line.strip())
     return tuple(Passage(r["document"], r["key"], r["text"], r["paragraph"]) for r in rows)
 
 
