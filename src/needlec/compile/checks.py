@@ -55,7 +55,8 @@ def check_budgets(item_id: str, spec: Spec, against: str, scores: dict[str, floa
     for budget in spec.overlap_budgets:
         value = scores[budget_key(budget)]
         if budget.against == against and value > budget.max:
-            out.append(f"{item_id}: {budget.metric} against the {against} is {value:.3f}, budget {budget.max}")
+            stemmed = " (stemmed)" if budget.stem else ""
+            out.append(f"{item_id}: {budget.metric}{stemmed} against the {against} is {value:.3f}, budget {budget.max}")
     return out
 
 

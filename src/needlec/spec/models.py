@@ -32,6 +32,11 @@ class Budget(StrictModel):
         "the NoLiMa paper measures it); `context`: against the whole context (haystack plus "
         "needles; common words make this high for any natural haystack).",
     )
+    stem: bool = Field(
+        False,
+        description="Bound the stemmed figure: both sides pass through the Porter stemmer first (as "
+        '`rouge-score`\'s `use_stemmer`), so "eats" in the needle matches "eating" in the question.',
+    )
 
 
 class HaystackSpec(StrictModel):
