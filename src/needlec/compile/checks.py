@@ -25,8 +25,8 @@ def check_item(item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool) -> li
     counted = item.context_tokens if spec.length.counted != "prompt" else item.prompt_tokens
     if spec.length.counted == "needles":
         pass  # no target: the needles are the whole context and the length is what they measure
-    elif abs(counted - (target := item.context_length - spec.length.buffer)) > spec.length.tolerance:
-        problems.append(f"{item.id}: {counted} tokens, target {target}")
+    elif abs(counted - (wanted := item.context_length - spec.length.buffer)) > spec.length.tolerance:
+        problems.append(f"{item.id}: {counted} tokens, target {wanted}")
     for i, needle in enumerate(item.needles):
         if needle.role != "target" or spec.length.counted == "needles":
             continue
