@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from rouge_score import rouge_scorer
 
-from needlec.compile.overlap import METRICS, both, precision, stem
+from needlec.compile.overlap import METRICS, both, precision
 from needlec.compile.plan import load_plan
 from needlec.errors import NeedlecError
+from needlec.util.stem import stem
 
 
 def test_stemmed_precision_by_hand() -> None:

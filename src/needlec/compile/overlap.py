@@ -23,42 +23,17 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
 import regex
 
 from needlec.spec.models import Budget
+from needlec.util.stem import stem
 
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}]|[\p{L}\p{M}\p{N}]+", regex.V1)
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 METRICS = ("rouge1", "rouge2", "rougeL")
 STEMMED = tuple(f"{m}_stemmed" for m in METRICS)
 ALL_METRICS = METRICS + STEMMED
-_STEMS: dict[str, str] = {}  # token -> Porter stem; a pure function's memo, so no state leaks
-
-
-def stem(token: str) -> str:
-    """`token`'s Porter stem as `rouge-score` computes it (tokens of 3 characters or fewer, and
-    non-ASCII tokens, are left as they are)."""
-    if len(token) <= 3 or not token.isascii():
-        return token
-    found = _STEMS.get(token)
-    if found is None:
-        found = _porter().stem(token)
-        _STEMS[token] = found
-    return found
-
-
-_STEMMER: list[Any] = []
-
-
-def _porter() -> Any:
-    """NLTK's Porter stemmer, imported on first use (NLTK takes seconds to import)."""
-    if not _STEMMER:
-        from nltk.stem.porter import PorterStemmer
-
-        _STEMMER.append(PorterStemmer())
-    return _STEMMER[0]
 
 
 class UnicodeTokenizer:
