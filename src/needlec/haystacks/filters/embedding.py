@@ -221,7 +221,8 @@ class EmbeddingDistractors:
     ) -> FilterResult:
         keywords = self._keywords(params, ctx)
         decided = self._decisions(params, ctx)
-        counts = candidates(documents, params.max_phrase_words, params.min_phrase_count)
+        # without ranking nothing reads the candidates, so they are not even counted
+        counts = candidates(documents, params.max_phrase_words, params.min_phrase_count) if params.rank else Counter()
         words = sorted(counts)
         review: list[dict[str, Any]] = []
         marked: dict[str, dict[str, Any]] = {
@@ -266,7 +267,8 @@ class EmbeddingDistractors:
         return FilterResult(
             removals=removals,
             review=review,
-            counts={"keywords": len(keywords), "candidates": len(words), "distractors": len(marked)},
+            counts={"keywords": len(keywords), "distractors": len(marked)}
+            | ({"candidates": len(words)} if params.rank else {}),
         )
 
     @staticmethod
