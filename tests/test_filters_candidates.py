@@ -41,6 +41,7 @@ def test_the_planted_answer_is_flagged_and_removed(tmp_path: Path) -> None:
         "questions": 1,
         "removed_chunks": 1,
         "reviewed": 0,
+        "decisions": 0,
     }
 
 
