@@ -83,3 +83,25 @@ def test_rank_false_needs_decisions(tmp_path: Path) -> None:
         filtered(spec, tmp_path / "cache")
     shown = info.value.render()
     assert "`decisions` is required" in shown and "haystack.sources[0].filters[0]" in shown
+
+
+def test_decision_paths_fall_back_to_the_extended_spec(tmp_path: Path) -> None:
+    from needlec.haystacks.filters.base import Activity, FilterContext
+
+    base, child = tmp_path / "base", tmp_path / "child"
+    (base / "reviews").mkdir(parents=True)
+    (base / "reviews" / "d.yaml").write_text("remove: []\n", encoding="utf-8")
+    child.mkdir()
+    ctx = FilterContext(
+        spec=None,  # type: ignore[arg-type]  # resolve() does not read the spec
+        spec_dir=child,
+        cache_dir=tmp_path,
+        source="s",
+        activity=Activity(),
+        extended_dirs=(base,),
+    )
+    assert ctx.resolve("reviews/d.yaml") == base / "reviews" / "d.yaml"  # shipped beside the parent
+    (child / "reviews").mkdir()
+    (child / "reviews" / "d.yaml").write_text("remove: []\n", encoding="utf-8")
+    assert ctx.resolve("reviews/d.yaml") == child / "reviews" / "d.yaml"  # the child's own wins
+    assert ctx.resolve("missing.yaml") == child / "missing.yaml"  # errors name the child's path
