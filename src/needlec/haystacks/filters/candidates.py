@@ -162,8 +162,9 @@ class AnswerCandidatesFilter(EditParams):
     rank: bool = Field(
         True,
         description="Rank the chunks with the embedder (needed to flag chunks for review). `false`: load "
-        "no model and only apply the `remove` decisions of `decisions`, each checked against the chunk "
-        "text it was made on.",
+        "no model and only apply the `remove` decisions of `decisions`: a decision with `quotes` removes "
+        "the sentences holding them wherever they are in its document; one without is checked against "
+        "the chunk text it was made on.",
     )
     undecided: Literal["remove", "keep"] = Field(
         "remove",
@@ -244,8 +245,9 @@ class AnswerCandidates:
 
     def key_inputs(self, params: AnswerCandidatesFilter, ctx: FilterContext) -> dict[str, Any]:
         questions = self._questions(params, ctx)
-        inputs: dict[str, Any] = {"questions": questions, "cues": self._cues(params, ctx, questions)}
-        if params.rank:
+        inputs: dict[str, Any] = {"questions": questions}
+        if params.rank:  # cues and the model only matter to the ranking
+            inputs["cues"] = self._cues(params, ctx, questions)
             inputs["model"] = model_id(params.backend, params.model)
         if params.decisions:
             inputs["decisions_sha256"] = file_sha256(ctx.resolve(params.decisions))
@@ -259,7 +261,6 @@ class AnswerCandidates:
 
     def run(self, params: AnswerCandidatesFilter, documents: Sequence[Document], ctx: FilterContext) -> FilterResult:
         questions = self._questions(params, ctx)
-        cues = self._cues(params, ctx, questions)
         decided = self._decided(params, ctx)
         texts = {d.id: d.text for d in documents}
         chunks = [(d.id, s, e) for d in documents for s, e in windows(len(d.text), params.chunk_chars, params.stride)]
@@ -273,7 +274,7 @@ class AnswerCandidates:
         }
         flagged: list[dict[str, Any]] = []
         if params.rank and questions and chunks:
-            flagged = self._rank(params, ctx, questions, cues, texts, chunks)
+            flagged = self._rank(params, ctx, questions, self._cues(params, ctx, questions), texts, chunks)
         else:  # a committed review, applied as it stands
             for cid, entry in sorted(decided.items()):
                 if entry["decision"] == "remove":
