@@ -303,6 +303,7 @@ SOURCES: Registry[SourceLoader] = Registry(
 FILTERS: Registry[FilterFactory] = Registry(
     "filters",
     modules=(
+        "needlec.haystacks.filters.candidates",
         "needlec.haystacks.filters.embedding",
         "needlec.haystacks.filters.literal",
         "needlec.haystacks.filters.llm",

@@ -286,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
         "overlap",
         help="lexical overlap of questions with needles and contexts",
         description="Print the mean ROUGE-1, ROUGE-2 and ROUGE-L precision of each "
-        "config's questions against their needles and against the whole context. "
+        "config's questions against their needles and against the whole context, each "
+        "without and with Porter stemming (columns marked ~s). "
         "For a dataset DIR the figures come from its manifest; for a SPEC, items are "
         "built in memory at each config's smallest length and measured.",
     )

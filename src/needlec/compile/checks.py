@@ -25,8 +25,8 @@ def check_item(item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool) -> li
     counted = item.context_tokens if spec.length.counted != "prompt" else item.prompt_tokens
     if spec.length.counted == "needles":
         pass  # no target: the needles are the whole context and the length is what they measure
-    elif abs(counted - item.context_length) > spec.length.tolerance:
-        problems.append(f"{item.id}: {counted} tokens, target {item.context_length}")
+    elif abs(counted - (wanted := item.context_length - spec.length.buffer)) > spec.length.tolerance:
+        problems.append(f"{item.id}: {counted} tokens, target {wanted}")
     for i, needle in enumerate(item.needles):
         if needle.role != "target" or spec.length.counted == "needles":
             continue
@@ -55,7 +55,8 @@ def check_budgets(item_id: str, spec: Spec, against: str, scores: dict[str, floa
     for budget in spec.overlap_budgets:
         value = scores[budget_key(budget)]
         if budget.against == against and value > budget.max:
-            out.append(f"{item_id}: {budget.metric} against the {against} is {value:.3f}, budget {budget.max}")
+            stemmed = " (stemmed)" if budget.stem else ""
+            out.append(f"{item_id}: {budget.metric}{stemmed} against the {against} is {value:.3f}, budget {budget.max}")
     return out
 
 

@@ -10,6 +10,11 @@ vocabulary leave the bit vector unchanged and are skipped), so a context costs o
 would score 0 even when identical), so a Unicode-aware tokenizer is used instead: NFKC,
 case-folded, runs of letters/marks/digits as words, and every Han, Hiragana, Katakana or Thai
 character as a token of its own.
+
+Stemmed figures (`rouge1_stemmed`, ...) follow `rouge-score`'s `use_stemmer=True`: the Porter
+stemmer (NLTK's, which `rouge-score` depends on) applied to every token longer than three
+characters, here only to ASCII tokens (it is an English stemmer). "eating" and "eats" then
+both count as "eat", so a question and a needle that share only a word stem show it.
 """
 
 from __future__ import annotations
@@ -22,22 +27,30 @@ from dataclasses import dataclass, field
 import regex
 
 from needlec.spec.models import Budget
+from needlec.util.stem import stem
 
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}]|[\p{L}\p{M}\p{N}]+", regex.V1)
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 METRICS = ("rouge1", "rouge2", "rougeL")
+STEMMED = tuple(f"{m}_stemmed" for m in METRICS)
+ALL_METRICS = METRICS + STEMMED
 
 
 class UnicodeTokenizer:
-    """Tokenizer for rouge-score that keeps every script (CJK characters are single tokens)."""
+    """Tokenizer for rouge-score that keeps every script (CJK characters are single tokens);
+    with `stemmed`, each token is replaced by its Porter stem (see `stem`)."""
+
+    def __init__(self, stemmed: bool = False) -> None:
+        self.stemmed = stemmed
 
     def tokenize(self, text: str) -> list[str]:
         if text.isascii():
             # NFKC and case folding leave ASCII as lower-cased ASCII, where the Unicode classes
             # reduce to [a-z0-9]; the standard `re` engine finds those about twice as fast
-            return _ASCII_TOKEN.findall(text.lower())
-        tokens: list[str] = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
-        return tokens
+            tokens: list[str] = _ASCII_TOKEN.findall(text.lower())
+        else:
+            tokens = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+        return [stem(t) for t in tokens] if self.stemmed else tokens
 
 
 class FocusedTokenizer(UnicodeTokenizer):
@@ -51,7 +64,8 @@ class FocusedTokenizer(UnicodeTokenizer):
 
     PLACEHOLDER = "\x00"
 
-    def __init__(self, vocabulary: set[str]) -> None:
+    def __init__(self, vocabulary: set[str], stemmed: bool = False) -> None:
+        super().__init__(stemmed)
         self.vocabulary = vocabulary
 
     def tokenize(self, text: str) -> list[str]:
@@ -64,16 +78,30 @@ class FocusedTokenizer(UnicodeTokenizer):
         return out
 
 
-def precision(question: str, reference: str) -> dict[str, float]:
-    """ROUGE-1/2/L precision of the question against a reference: how much of it occurs there."""
-    asked = UnicodeTokenizer().tokenize(question)
-    found = FocusedTokenizer(set(asked)).tokenize(reference)
+def precision(question: str, reference: str, stemmed: bool = False) -> dict[str, float]:
+    """ROUGE-1/2/L precision of the question against a reference: how much of it occurs there.
+
+    Keys are `METRICS` (`rouge1`, ...); with `stemmed`, both sides are stemmed first (the keys
+    stay the same: see `both` for the two sets side by side)."""
+    asked = UnicodeTokenizer(stemmed).tokenize(question)
+    found = FocusedTokenizer(set(asked), stemmed).tokenize(reference)
     scores = {
         "rouge1": _ngram_precision(asked, found, 1),
         "rouge2": _ngram_precision(asked, found, 2),
         "rougeL": lcs_length(asked, found) / len(asked) if asked and found else 0.0,
     }
     return {name: round(scores[name], 6) for name in METRICS}
+
+
+def stemmed_precision(question: str, reference: str) -> dict[str, float]:
+    """The stemmed figures under their own keys (`rouge1_stemmed`, ...)."""
+    scores = precision(question, reference, stemmed=True)
+    return {f"{name}_stemmed": value for name, value in scores.items()}
+
+
+def both(question: str, reference: str) -> dict[str, float]:
+    """Unstemmed and stemmed precision side by side (every key of `ALL_METRICS`)."""
+    return {**precision(question, reference), **stemmed_precision(question, reference)}
 
 
 def _ngram_precision(asked: list[str], found: list[str], n: int) -> float:
@@ -113,12 +141,12 @@ class OverlapStats:
     """Running count, mean and max of each statistic, without keeping the rows."""
 
     count: int = 0
-    sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(METRICS, 0.0))
-    maxes: dict[str, float] = field(default_factory=lambda: dict.fromkeys(METRICS, 0.0))
+    sums: dict[str, float] = field(default_factory=lambda: dict.fromkeys(ALL_METRICS, 0.0))
+    maxes: dict[str, float] = field(default_factory=lambda: dict.fromkeys(ALL_METRICS, 0.0))
 
     def add(self, scores: dict[str, float]) -> None:
         self.count += 1
-        for metric in METRICS:
+        for metric in ALL_METRICS:
             self.sums[metric] += scores[metric]
             self.maxes[metric] = max(self.maxes[metric], scores[metric])
 
@@ -132,4 +160,5 @@ class OverlapStats:
 
 
 def budget_key(budget: Budget) -> str:
-    return budget.metric.removesuffix("_precision")
+    """The key of `both`'s scores that a budget bounds."""
+    return budget.metric.removesuffix("_precision") + ("_stemmed" if budget.stem else "")

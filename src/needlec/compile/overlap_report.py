@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from needlec.compile.overlap import METRICS, OverlapStats, precision
+from needlec.compile.overlap import METRICS, OverlapStats, both, stemmed_precision
 from needlec.compile.pipeline import Prepared, default_cache_dir
 from needlec.compile.plan import ItemKey, Plan
 from needlec.compile.size import haystack_ids
@@ -36,8 +36,9 @@ def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[st
             for case in kind.cases():
                 key = ItemKey(config.name, tokenizer, length, depth, case, haystack, 0, config.redraw)
                 item, _ = build_item(plan.spec.name, config, key, view, kind)
-                needle.add(item.overlap)
-                context.add(precision(item.question, item.context()))
+                evidence = " ".join(n.text for n in item.targets())
+                needle.add({**item.overlap, **stemmed_precision(item.question, evidence)})
+                context.add(both(item.question, item.context()))
         report[config.name] = {"needle": needle.as_dict(), "context": {**context.as_dict(), "length": length}}
     return report
 
@@ -47,17 +48,27 @@ def read_dataset(folder: Path) -> dict[str, dict[str, Any]]:
     return {name: info.get("overlap", {}) for name, info in manifest["configs"].items()}
 
 
+def _cell(stats: dict[str, Any], metric: str) -> str:
+    """A mean as shown, or `-` when it was not measured (no context sample, or a dataset compiled
+    before stemmed figures were recorded)."""
+    value = stats.get("mean", {}).get(metric)
+    return "-" if value is None else f"{value:.3f}"
+
+
 def render_table(report: dict[str, dict[str, Any]]) -> str:
-    """Mean ROUGE precision of the question against the needle and against the whole context."""
-    head = ["config", "items"] + [f"{m}/needle" for m in METRICS] + [f"{m}/context" for m in METRICS]
+    """Mean ROUGE precision of the question against the needle and against the whole context,
+    each unstemmed and stemmed (`rouge1~s` is ROUGE-1 after Porter stemming)."""
+    columns = [(m, label) for m in METRICS for m, label in ((m, m), (f"{m}_stemmed", f"{m}~s"))]
+    head = ["config", "items"] + [f"{label}/needle" for _, label in columns]
+    head += [f"{label}/context" for _, label in columns]
     rows = [head]
     for name, stats in report.items():
         needle = stats.get("needle", {})
         context = stats.get("context", {})
         rows.append(
             [name, str(needle.get("items", 0))]
-            + [f"{needle.get('mean', {}).get(m, 0.0):.3f}" for m in METRICS]
-            + [f"{context.get('mean', {}).get(m, 0.0):.3f}" if context else "-" for m in METRICS]
+            + [_cell(needle, m) for m, _ in columns]
+            + [_cell(context, m) for m, _ in columns]
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = [
@@ -66,6 +77,7 @@ def render_table(report: dict[str, dict[str, Any]]) -> str:
     ]
     note = (
         "mean ROUGE precision of the question: against the needle text (the evidence) and against "
-        "the whole context (sampled at each config's smallest length)"
+        "the whole context (sampled at each config's smallest length); `~s`: after Porter stemming, "
+        "so words sharing a stem (eat, eating) count as a match"
     )
     return "\n".join([note, *lines])

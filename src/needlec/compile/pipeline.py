@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
 from needlec.compile.items import HaystackView, build_item
-from needlec.compile.overlap import OverlapStats, precision
+from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.ranking import prepare_rankings, ranking_warnings
 from needlec.compile.size import check_size, haystack_ids, plan_size
@@ -278,10 +278,13 @@ def _run_chunk(chunk: Chunk) -> ChunkResult:
             item, leaks = build_item(plan.spec.name, config, key, view, kind)
             result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
             result.problems.extend(leak_problem(item.id, leaks))
-            result.overlap.append((config.name, "needle", item.overlap))
-            result.problems.extend(check_budgets(item.id, config.spec, "needle", item.overlap))
+            # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
+            evidence = " ".join(n.text for n in item.targets())
+            needle_scores = {**item.overlap, **stemmed_precision(item.question, evidence)}
+            result.overlap.append((config.name, "needle", needle_scores))
+            result.problems.extend(check_budgets(item.id, config.spec, "needle", needle_scores))
             if sample_context:
-                scores = precision(item.question, item.context())
+                scores = both(item.question, item.context())
                 result.overlap.append((config.name, "context", scores))
                 result.problems.extend(check_budgets(item.id, config.spec, "context", scores))
             result.tokens += item.context_tokens

@@ -364,7 +364,7 @@ def _budget_problems(spec: Spec, kind: NeedleKind, doc: Document) -> list[Proble
     The question's overlap with its needle depends only on the kind's texts, so one draw per case
     (the first cases, at most `STATIC_BUDGET_CASES`) shows a budget that the compile would break.
     """
-    from needlec.compile.overlap import budget_key, precision
+    from needlec.compile.overlap import both, budget_key, precision
 
     budgets = [(i, b) for i, b in enumerate(spec.overlap_budgets) if b.against == "needle"]
     if not budgets:
@@ -375,7 +375,8 @@ def _budget_problems(spec: Spec, kind: NeedleKind, doc: Document) -> list[Proble
             draw = kind.draw(case, random.Random(0))
         except NeedlecError:
             continue  # reported by the other checks
-        scores = precision(draw.question, " ".join(draw.needles))
+        measure = both if any(b.stem for _, b in budgets) else precision
+        scores = measure(draw.question, " ".join(draw.needles))
         for i, budget in budgets:
             value = scores[budget_key(budget)]
             if value > budget.max:
@@ -388,7 +389,8 @@ def _budget_problems(spec: Spec, kind: NeedleKind, doc: Document) -> list[Proble
         problems.append(
             Problem(
                 f"{over} case(s) break this budget before any haystack is added: case {case!r} has "
-                f"{budget.metric} {value:.3f} of its question against its needle, above {budget.max}",
+                f"{budget.metric}{' (stemmed)' if budget.stem else ''} {value:.3f} of its question against its "
+                f"needle, above {budget.max}",
                 doc.locate(key, prefer_key=True),
                 dotted(key),
                 "Reword the question or the needle so they share fewer words, or raise the budget.",

@@ -82,7 +82,10 @@ class ConfigEntry(BaseModel):
     variant: dict[str, str] = Field(description="Variant axis -> value that made this config.")
     files: list[FileEntry] = Field(description="Data files, one per tokenizer.")
     haystacks: list[HaystackEntry] = Field(description="Haystacks of the config.")
-    overlap: dict[str, Any] = Field(description="Question overlap statistics (against needle and context).")
+    overlap: dict[str, Any] = Field(
+        description="Question overlap statistics (against needle and context): count, mean and max of "
+        "each ROUGE precision, unstemmed (`rouge1`, ...) and stemmed (`rouge1_stemmed`, ...)."
+    )
     needle_kind: dict[str, Any] | None = Field(
         default=None, description="What the needle kind reported (e.g. excluded names)."
     )

@@ -67,16 +67,30 @@ def filter_section(filters: list[dict[str, Any]]) -> list[str]:
         "[audit/summary.md](audit/summary.md) explains every removal and "
         "[audit/filters.jsonl](audit/filters.jsonl) lists each one with its offsets and reason.",
         "",
-        "| filter | source | sentences removed | characters removed | cache key |",
-        "|---|---|---|---|---|",
+        "| filter | source | how it ran | sentences removed | characters removed | other counts | cache key |",
+        "|---|---|---|---|---|---|---|",
     ]
     for run in filters:
         counts = run.get("counts", {})
+        others = ", ".join(f"{k} {v}" for k, v in counts.items() if k not in _SHOWN_COUNTS)
         lines.append(
-            f"| `{run['name']}` | `{run['source']}` | {counts.get('sentences', 0)} | "
-            f"{counts.get('characters_removed', 0)} | `{run['cache_key'][:16]}` |"
+            f"| `{run['name']}` | `{run['source']}` | {_how(run.get('params', {}))} | {counts.get('sentences', 0)} | "
+            f"{counts.get('characters_removed', 0)} | {others or '-'} | `{run['cache_key'][:16]}` |"
         )
     return lines
+
+
+_SHOWN_COUNTS = frozenset({"edits", "sentences", "characters_removed"})
+
+
+def _how(params: dict[str, Any]) -> str:
+    """How a filter run decided, for a reader of the card: a committed review, a model, or rules."""
+    decisions = f" (`{params['decisions']}`)" if params.get("decisions") else ""
+    if params.get("rank") is False:
+        return f"reviewed decisions applied{decisions}; no model ran in this compile"
+    if params.get("model") or params.get("model_env"):
+        return f"model `{params.get('model') or params.get('model_env')}`{decisions}"
+    return f"rules{decisions}"
 
 
 def reports_section(configs: dict[str, dict[str, Any]]) -> list[str]:

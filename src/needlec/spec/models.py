@@ -32,6 +32,11 @@ class Budget(StrictModel):
         "the NoLiMa paper measures it); `context`: against the whole context (haystack plus "
         "needles; common words make this high for any natural haystack).",
     )
+    stem: bool = Field(
+        False,
+        description="Bound the stemmed figure: both sides pass through the Porter stemmer first (as "
+        '`rouge-score`\'s `use_stemmer`), so "eats" in the needle matches "eating" in the question.',
+    )
 
 
 class HaystackSpec(StrictModel):
@@ -188,6 +193,24 @@ class LengthSpec(StrictModel):
     tolerance: int = Field(
         0, ge=0, description="Allowed distance in tokens between target and achieved length (0 = exact)."
     )
+    buffer: int = Field(
+        0,
+        ge=0,
+        description="Tokens kept free of the counted text for what a runner adds around it (the chat "
+        "template's own tokens, the reply): the context (or, with `counted: prompt`, the whole prompt) "
+        "is cut to the grid length minus this, while items keep the grid length as `context_length`, so "
+        'a "128K" item fits a 128,000-token window. Kamradt\'s test cut every context 200 tokens short '
+        "of its length. Not allowed with `counted: needles`.",
+        examples=[200],
+    )
+
+    @model_validator(mode="after")
+    def _buffer(self) -> LengthSpec:
+        if self.buffer and self.counted == "needles":
+            raise KeyedValueError(
+                "`buffer` has no meaning when `counted` is `needles` (there is no length target)", "buffer"
+            )
+        return self
 
 
 class ItemLanguages(StrictModel):
@@ -309,6 +332,13 @@ class Spec(StrictModel):
                 "hold exactly one value (a label)",
                 "grid",
                 "lengths",
+            )
+        if self.length.buffer and self.length.buffer >= min(self.grid.length_points()):
+            raise KeyedValueError(
+                f"`buffer` ({self.length.buffer}) must be smaller than every grid length "
+                f"(the smallest is {min(self.grid.length_points())})",
+                "length",
+                "buffer",
             )
         for axis, values in self.variants.items():
             if not values:

@@ -151,6 +151,7 @@ class FilterContext:
     activity: Activity
     progress: bool = False
     log: Callable[[str], None] = lambda message: None
+    extended_dirs: tuple[Path, ...] = ()  # folders of the specs this one extends, nearest first
 
     def terms(self, groups: Sequence[str]) -> dict[str, list[str]]:
         """Texts of the spec's needle set by group (see `needlec.haystacks.filters.terms`)."""
@@ -159,8 +160,15 @@ class FilterContext:
         return spec_terms(self.spec, groups)
 
     def resolve(self, path: str) -> Path:
+        """A path relative to the spec; when it is not there, relative to a spec this one extends
+        (so a spec extending a shipped one finds the decision files shipped beside it)."""
         candidate = Path(path)
-        return candidate if candidate.is_absolute() else self.spec_dir / candidate
+        if candidate.is_absolute():
+            return candidate
+        for folder in self.extended_dirs:
+            if not (self.spec_dir / candidate).exists() and (folder / candidate).exists():
+                return folder / candidate
+        return self.spec_dir / candidate
 
     def filter_dir(self, name: str) -> Path:
         return self.cache_dir / "filters" / name

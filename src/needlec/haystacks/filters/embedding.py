@@ -106,6 +106,12 @@ class EmbeddingDistractorsFilter(EditParams):
         "spec, whose decisions override the threshold.",
         examples=["reviews/distractors.yaml"],
     )
+    rank: bool = Field(
+        True,
+        description="Rank candidates with the embedder (what a review needs). `false`: load no model and "
+        "remove only the listed `distractors` and the `remove` decisions of `decisions`, so a compile "
+        "that applies a committed review stays cheap.",
+    )
     batch_size: int = Field(64, ge=1, le=4096, description="Texts per encoder batch (does not change results).")
 
 
@@ -193,10 +199,9 @@ class EmbeddingDistractors:
         return sorted(words)
 
     def key_inputs(self, params: EmbeddingDistractorsFilter, ctx: FilterContext) -> dict[str, Any]:
-        inputs: dict[str, Any] = {
-            "keywords": self._keywords(params, ctx),
-            "model": model_id(params.backend, params.model),
-        }
+        inputs: dict[str, Any] = {"keywords": self._keywords(params, ctx)}
+        if params.rank:
+            inputs["model"] = model_id(params.backend, params.model)
         if params.decisions:
             inputs["decisions_sha256"] = file_sha256(ctx.resolve(params.decisions))
         return inputs
@@ -216,13 +221,14 @@ class EmbeddingDistractors:
     ) -> FilterResult:
         keywords = self._keywords(params, ctx)
         decided = self._decisions(params, ctx)
-        counts = candidates(documents, params.max_phrase_words, params.min_phrase_count)
+        # without ranking nothing reads the candidates, so they are not even counted
+        counts = candidates(documents, params.max_phrase_words, params.min_phrase_count) if params.rank else Counter()
         words = sorted(counts)
         review: list[dict[str, Any]] = []
         marked: dict[str, dict[str, Any]] = {
             c: {"keyword": None, "score": None, "why": why} for c, (d, why) in decided.items() if d == "remove"
         }
-        if keywords and words:
+        if keywords and words and params.rank:
             encoder = load_encoder(params.backend, params.model, params.batch_size, quiet=not ctx.progress)
             cache = EmbeddingCache(ctx.filter_dir("embeddings"), encoder.model_id)
 
@@ -261,7 +267,8 @@ class EmbeddingDistractors:
         return FilterResult(
             removals=removals,
             review=review,
-            counts={"keywords": len(keywords), "candidates": len(words), "distractors": len(marked)},
+            counts={"keywords": len(keywords), "distractors": len(marked)}
+            | ({"candidates": len(words)} if params.rank else {}),
         )
 
     @staticmethod

@@ -175,6 +175,7 @@ class FilterStage:
             activity=self.activity,
             progress=self.progress,
             log=self._emit,
+            extended_dirs=tuple(dict.fromkeys(f.parent for f in reversed(self.plan.doc.files[:-1]))),
         )
         input_sha = documents_sha256(documents)
         try:
