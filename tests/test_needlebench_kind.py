@@ -369,3 +369,29 @@ def test_chinese_needle_at_the_end_gets_an_exact_cut(tmp_path: Path) -> None:
         assert len(encoder.encode(context, disallowed_special=())) == 2000
         assert context.endswith(item["needles"][0]["text"])
         assert "\ufffd" not in context
+
+
+def test_reference_buffers_example_cuts_each_context_short_by_its_buffer(tmp_path: Path) -> None:
+    """examples/needlebench-8k-reference-buffers.yaml: English S-RT contexts are 800 tokens short of the grid length
+    and Chinese ones 200 (the later `lang` axis wins), recounted with the real tokenizers; labels keep the length."""
+    out = tmp_path / "out"
+    select = {
+        "config": {"s-rt-en-after", "s-rt-zh-after", "m-rs-en-after"},
+        "length": {"5000"},
+        "depth": {"0", "52"},
+        "repeat": {"0"},
+    }
+    compile_spec(
+        ROOT / "examples" / "needlebench-8k-reference-buffers.yaml", out, CompileOptions(progress=False, select=select)
+    )
+    encoders = {name: tiktoken.get_encoding(name) for name in TOKENIZERS}
+    buffers = {"s-rt-en-after": 800, "s-rt-zh-after": 200, "m-rs-en-after": 1000}
+    seen: set[str] = set()
+    for path in sorted((out / "data").glob("*/*.jsonl")):
+        for line in path.open(encoding="utf-8"):
+            item = json.loads(line)
+            seen.add(item["config"])
+            assert item["context_length"] == 5000
+            tokens = len(encoders[item["tokenizer"]].encode(context_of(item), disallowed_special=()))
+            assert tokens == 5000 - buffers[item["config"]], (item["id"], tokens)
+    assert seen == set(buffers)
