@@ -87,7 +87,15 @@ def test_every_component_kind_has_a_registry_and_entry_point_group() -> None:
 def test_builtin_kinds_are_registered() -> None:
     assert SOURCES.names() == ["builtin", "files", "url"]
     assert NEEDLES.names() == ["atc", "latent_hop", "mlneedle", "needlebench", "ruler", "template"]
-    assert BUILDERS.names() == ["concat", "needle_filler", "passages", "repeat", "ruler_words", "snippets"]
+    assert BUILDERS.names() == [
+        "concat",
+        "needle_filler",
+        "passages",
+        "repeat",
+        "ruler_documents",
+        "ruler_words",
+        "snippets",
+    ]
 
     assert TOKENIZERS.names() == ["hf", "tiktoken"]
     assert {"contains", "contains_all"} <= set(METRICS.names())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from needlec.registry import METRICS
@@ -61,6 +61,9 @@ NORMS = st.sampled_from(list(PRESETS.values())) | st.builds(
 
 @settings(max_examples=300, deadline=None)
 @given(text=TEXT, norm=NORMS)
+# NFKC turns an acute accent into a space and a combining mark; once the space is removed, the
+# mark meets the letter and a second NFKC pass would compose them (found by this property).
+@example(text="A\u00b4", norm=Normalization(nfkc=True, casefold=False, punctuation="keep", whitespace="remove"))
 def test_normalisation_is_idempotent(text: str, norm: Normalization) -> None:
     once = normalize(text, norm)
     assert normalize(once, norm) == once

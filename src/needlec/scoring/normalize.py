@@ -58,7 +58,25 @@ def resolve(setting: NormalizeSetting) -> Normalization:
 
 
 def normalize(text: str, norm: Normalization) -> str:
-    """Apply `norm` to `text`. Idempotent: normalising twice gives the same string."""
+    """Apply `norm` to `text`. Idempotent: normalising twice gives the same string.
+
+    Removing punctuation or whitespace can bring a base letter next to a combining mark that NFKC
+    then composes ("A" + " \u0301", the NFKC form of an acute accent, becomes "A\u0301" and then
+    "\u00c1"), so with `nfkc` the steps repeat until the text stops changing.
+    """
+    once = _normalize_once(text, norm)
+    if not norm.nfkc or (norm.punctuation == "keep" and norm.whitespace == "keep"):
+        return once
+    for _ in range(8):  # each pass only composes; in practice one more pass reaches the fixed point
+        again = _normalize_once(once, norm)
+        if again == once:
+            break
+        once = again
+    return once
+
+
+def _normalize_once(text: str, norm: Normalization) -> str:
+    """One pass of the normalisation steps, in their documented order."""
     if norm.nfkc:
         text = unicodedata.normalize("NFKC", text)
     if norm.casefold:
