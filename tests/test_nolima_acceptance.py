@@ -77,7 +77,7 @@ def test_no_content_word_of_w_q_in_any_window(compiled: Path) -> None:
 
 
 def test_known_false_answers_and_reviewed_distractors_are_absent(compiled: Path) -> None:
-    review = yaml.safe_load((SPECS / "reviews" / "nolima-distractors.yaml").read_text(encoding="utf-8"))
+    review = yaml.safe_load((SPECS.parent / "reviews" / "nolima-distractors.yaml").read_text(encoding="utf-8"))
     distractors = [re.compile(rf"(?<![\w'’-]){re.escape(w)}(?![\w'’-])", re.IGNORECASE) for w in review["remove"]]
     for item in _items(compiled):
         text = _haystack_text(item)

@@ -16,12 +16,7 @@ from needlec.spec.models import json_schema
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_FILE = ROOT / "schema" / "spec.schema.json"
 REGENERATE = "needlec schema -o schema/spec.schema.json"
-# Files under a `reviews/` folder are filter decision files that specs point to, not specs.
-SPEC_FILES = sorted(
-    p
-    for p in (ROOT / "specs").rglob("*")
-    if p.suffix in {".yaml", ".yml", ".json"} and "reviews" not in p.relative_to(ROOT / "specs").parts
-)
+SPEC_FILES = sorted(p for p in (ROOT / "specs").rglob("*") if p.suffix in {".yaml", ".yml", ".json"})
 
 
 @pytest.fixture(scope="module")
