@@ -21,7 +21,7 @@ from needlec.errors import NeedlecError
 from needlec.kinds.ruler.common import RulerGenerationError, spaced_depths
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
-from needlec.kinds.ruler.qa import Passage, QAExample, build_qa_item, gold_slot_for_depth, render_prompt
+from needlec.kinds.ruler.qa_corpus import draw_qa
 from needlec.kinds.ruler.tasks import TASKS, cwe_spec_for_length, task
 from needlec.kinds.ruler.variable_tracking import VariableSpec, generate_variable_tracking
 from needlec.kinds.ruler.words import (
@@ -311,54 +311,6 @@ def test_fwe_refuses_ties() -> None:
         generate_frequent_words(random.Random(0), FrequentWordsSpec(), num_words=20, vocab_size=50)
 
 
-# --- QA -------------------------------------------------------------------------------------------
-
-
-def _qa_corpus() -> tuple[QAExample, list[Passage]]:
-    corpus = [
-        Passage(f"p{i}", f"Paragraph {i} tells of the harbour town and its tide tables, year {1800 + i}.")
-        for i in range(60)
-    ]
-    corpus.append(Passage("leak", "The lighthouse keeper was named Orsolya Venn."))
-    gold = Passage(
-        "gold", "The first lighthouse keeper of the bay was Orsolya Venn, who kept the lamp for forty years."
-    )
-    example = QAExample("q1", "Who was the first lighthouse keeper of the bay?", ("Orsolya Venn", "Venn"), (gold,))
-    return example, corpus
-
-
-def test_qa_gold_positions_spread_over_500_draws() -> None:
-    example, corpus = _qa_corpus()
-    slots: Counter[int] = Counter()
-    for seed in range(500):
-        item = build_qa_item(random.Random(seed), example, corpus, num_docs=10)
-        (slot,) = item.gold_positions
-        assert item.documents[slot].id == "gold"
-        assert "leak" not in {d.id for d in item.documents}
-        slots[slot] += 1
-    assert set(slots) == set(range(10))
-    expected = 50
-    chi_square = sum((slots[s] - expected) ** 2 / expected for s in range(10))
-    # 9 degrees of freedom: 27.88 is the 0.999 quantile; a fixed slot would give 4500.
-    assert chi_square < 27.88
-
-
-def test_qa_gold_slot_controlled_rendered_and_answer_free() -> None:
-    example, corpus = _qa_corpus()
-    for depth, slot in ((0, 0), (50, 4), (100, 9)):
-        assert gold_slot_for_depth(depth, 10) == slot
-        item = build_qa_item(random.Random(1), example, corpus, num_docs=10, gold_position=slot)
-        assert item.gold_positions == (slot,)
-        blocks = item.context.split("\n\n")
-        assert blocks[slot] == f"Document {slot + 1}:\n{example.gold[0].text}"
-        for index, block in enumerate(blocks):
-            if index != slot:
-                assert "venn" not in block.casefold()
-    prompt = render_prompt(item)
-    assert prompt.count(example.question) == 2
-    assert prompt.index(example.question) < prompt.index("Document 1:") < prompt.rindex(example.question)
-
-
 # --- passkey --------------------------------------------------------------------------------------
 
 
@@ -413,7 +365,8 @@ GENERATORS: dict[str, Callable[[random.Random], object]] = {
     "vt": lambda rng: generate_variable_tracking(rng, VariableSpec(num_chains=2)),
     "cwe": lambda rng: generate_common_words(rng, CommonWordsSpec(), num_uncommon=50),
     "fwe": lambda rng: generate_frequent_words(rng, FrequentWordsSpec(), num_words=2000, vocab_size=80),
-    "qa": lambda rng: build_qa_item(rng, _qa_corpus()[0], _qa_corpus()[1], num_docs=8),
+    "qa_1": lambda rng: draw_qa(rng, "qa_1"),
+    "qa_2": lambda rng: draw_qa(rng, "qa_2"),
     "passkey": lambda rng: generate_passkey(rng, PasskeySpec(kind="pattern")),
 }
 
