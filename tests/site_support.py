@@ -21,9 +21,11 @@ _BUILT: dict[str, tuple[Path, SiteResult]] = {}
 
 
 def copy_project(target: Path) -> Path:
-    """The mkdocs project without generated pages or built HTML, with the shipped specs beside it."""
+    """The mkdocs project without generated pages or built HTML, with the shipped specs beside it
+    (and the reviewed filter decisions they point to, `../reviews/`)."""
     shutil.copytree(SITE, target, ignore=shutil.ignore_patterns(GENERATED, "site", "__pycache__"))
     shutil.copytree(ROOT / "specs", target.parent / "specs")
+    shutil.copytree(ROOT / "reviews", target.parent / "reviews")
     return target
 
 
