@@ -94,6 +94,12 @@ class Tokenizer(ABC):
     def token_starts(self, text: str) -> np.ndarray:
         """Character offset where each token of `text` starts (int64, non-decreasing)."""
 
+    def pretoken_starts(self, text: str) -> np.ndarray | None:
+        """Character offsets where the tokenizer's pre-tokenization starts a new piece of `text`, or None
+        when the tokenizer cannot say. Tokens never merge across these points, which is what makes a
+        point a candidate for exact counting by parts (`needlec.haystacks.index`)."""
+        return None
+
     def describe(self) -> dict[str, str]:
         return {"name": self.name, "vocab_sha256": self.vocab_sha256, "kind": type(self).__name__}
 
@@ -136,6 +142,13 @@ class TiktokenTokenizer(Tokenizer):
     def encode(self, text: str) -> list[int]:
         return self._enc.encode_ordinary(text)
 
+    def pretoken_starts(self, text: str) -> np.ndarray:
+        import numpy as np
+        import regex
+
+        pattern = regex.compile(self._enc._pat_str)
+        return np.fromiter((m.start() for m in pattern.finditer(text)), dtype=np.int64)
+
     def _lengths(self) -> np.ndarray:
         import numpy as np
 
@@ -173,11 +186,25 @@ class HFTokenizer(Tokenizer):
             raise TokenizerError(f"tokenizer file not found: {path}") from None
         except Exception as exc:  # the tokenizers package raises bare Exceptions on bad files
             raise TokenizerError(f"cannot load tokenizer {path}: {exc}") from None
+        # counting must see the whole text: a file's truncation (BERT's 128 tokens) or padding settings
+        # would cap or inflate every count
+        self._tok.no_truncation()
+        self._tok.no_padding()
         self.name = name
         self.vocab_sha256 = hashlib.sha256(data).hexdigest()
 
     def encode(self, text: str) -> list[int]:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def pretoken_starts(self, text: str) -> np.ndarray | None:
+        import numpy as np
+
+        encoding = self._tok.encode(text, add_special_tokens=False)
+        words = encoding.word_ids
+        if not words or all(w == words[0] for w in words):
+            return None  # no pre-tokenizer: the whole text is one piece
+        starts = [encoding.offsets[i][0] for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
+        return np.asarray(starts, dtype=np.int64)
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)

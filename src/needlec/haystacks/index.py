@@ -1,12 +1,18 @@
 """Haystack text and its per-tokenizer index: token offsets, safe cut points and boundaries.
 
-A haystack is tokenized once per tokenizer. *Safe points* are token starts where the text reads
-letter, space, letter: every tokenizer that pre-splits on whitespace (tiktoken's regexes,
-byte-level and Metaspace BPE) must start a new pre-token there, so the tokens on either side of
-a safe point never depend on the text across it. That lets the placement engine count a long
-assembled context by index arithmetic plus tiny local re-encodes around each seam. The index
-verifies this property on a sample of the real text and falls back to full re-encoding for a
-tokenizer that does not have it.
+A haystack is tokenized once per tokenizer. *Safe points* are token starts across which the
+tokens never depend on the text on the other side: the count of any text between two safe
+points is the difference of their token indexes, so the placement engine counts a long assembled
+context by index arithmetic plus tiny local re-encodes around each seam.
+
+Which positions are safe depends on the tokenizer's pre-tokenization, so the index proposes
+candidates in classes and keeps a class only if it verifies on the real text with the real
+tokenizer (`SAFE_CLASSES`): a space between letters (every tokenizer that pre-splits on
+whitespace), a line break after a word (word lists, line-based haystacks), the point between a
+letter and the punctuation after it (Chinese and Japanese text, which has no spaces: tiktoken's
+and byte-level BPE's regexes start a new pre-token at the punctuation), and the point between two
+CJK characters (WordPiece tokenizers split every CJK character). A tokenizer for which no class
+verifies is counted by full re-encoding (exact, slower).
 """
 
 from __future__ import annotations
@@ -21,9 +27,16 @@ from typing import TYPE_CHECKING
 from needlec.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
-    pass
+    import numpy as np
 
-_SAFE = re.compile(r"(?<=[^\W\d_]) (?=[^\W\d_])")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+SAFE_CLASSES: dict[str, str] = {
+    "space": r"(?<=\p{L}) (?=\p{L})",
+    "line": r"(?<=[\p{L}\p{N}])\n(?=\S)",
+    "punctuation": r"(?<=\p{L})(?=[\p{P}\p{S}])(?!['’ʼ])",
+    "cjk": f"(?<=[{_CJK}])(?=[{_CJK}])",
+}
+"""Candidate safe points by class; each class is kept only where it verifies (see `HaystackIndex`)."""
 _BOUNDARY = {
     "sentence": re.compile(
         r"(?<=[.!?…।॥؟])[\"'”’»)\]]*\s+(?=\S)|(?<=[。！？])[”’」』)]*\s*(?=\S)"
@@ -32,7 +45,8 @@ _BOUNDARY = {
     "line": re.compile(r"\n\s*(?=\S)"),
     "paragraph": re.compile(r"\n[ \t]*\n\s*(?=\S)"),
 }
-LOCALITY_SAMPLES = 64
+LOCALITY_SAMPLES = 96
+"""Spread pairs of candidate points checked per class (each pair spans a few of them)."""
 
 
 @dataclass(frozen=True)
@@ -74,26 +88,52 @@ class HaystackIndex:
         starts = tokenizer.token_starts(text)
         self.n_tokens = len(starts)
         self.tok_char: list[int] = [*starts.tolist(), len(text)]
-        candidates = np.fromiter((m.start() for m in _SAFE.finditer(text)), dtype=np.int64)
-        token_at = np.searchsorted(starts, candidates)
-        token_at_clipped = np.minimum(token_at, max(len(starts) - 1, 0))
-        is_start = (token_at < len(starts)) & (starts[token_at_clipped] == candidates) if len(starts) else token_at < 0
-        self.safe: list[int] = candidates[is_start].tolist()
-        self.safe_tok: list[int] = token_at[is_start].tolist()
-        self._boundaries: dict[str, list[int]] = {}
-        self.local = self._check_locality()
+        pretokens = tokenizer.pretoken_starts(text)
+        kept_chars = []
+        kept_toks = []
+        self.safe_classes: list[str] = []
+        import regex
 
-    def _check_locality(self) -> bool:
-        """Do token counts add up across safe points on this text? Checked on a spread sample."""
-        n = len(self.safe)
-        if n < 4:
-            return False
+        for name, pattern in SAFE_CLASSES.items():
+            found = regex.finditer(pattern, text)
+            candidates = np.fromiter((m.start() for m in found), dtype=np.int64)
+            if len(candidates) < 4:
+                continue
+            token_at = np.searchsorted(starts, candidates)
+            clipped = np.minimum(token_at, max(len(starts) - 1, 0))
+            is_start = (token_at < len(starts)) & (starts[clipped] == candidates)
+            if pretokens is not None:  # a token start inside a pre-token is a merge, not a cut: never safe
+                is_start &= np.isin(candidates, pretokens, assume_unique=True)
+            chars, toks = candidates[is_start], token_at[is_start]
+            if len(chars) >= 4 and self._verifies(chars, toks):
+                kept_chars.append(chars)
+                kept_toks.append(toks)
+                self.safe_classes.append(name)
+        if kept_chars:
+            merged = np.concatenate(kept_chars)
+            order = np.argsort(merged, kind="stable")
+            merged, tokens = merged[order], np.concatenate(kept_toks)[order]
+            unique = np.concatenate(([True], merged[1:] != merged[:-1]))
+            self.safe: list[int] = merged[unique].tolist()
+            self.safe_tok: list[int] = tokens[unique].tolist()
+        else:
+            self.safe, self.safe_tok = [], []
+        self._boundaries: dict[str, list[int]] = {}
+        self.local = len(self.safe) >= 4
+
+    def _verifies(self, chars: np.ndarray, toks: np.ndarray) -> bool:
+        """Do token counts add up across these candidate points on this text? Checked on a spread sample
+        of short spans (each from one candidate to the third after it) and, to catch effects that
+        reach further, of longer ones."""
+        n = len(chars)
         step = max(1, n // LOCALITY_SAMPLES)
-        for i in range(0, n - 3, step):
-            j = min(n - 1, i + 3)
-            a, b = self.safe[i], self.safe[j]
-            if self.tokenizer.count(self.text[a:b]) != self.safe_tok[j] - self.safe_tok[i]:
-                return False
+        for span in (3, 40):
+            for i in range(0, max(1, n - span), step):
+                j = min(n - 1, i + span)
+                a, b = int(chars[i]), int(chars[j])
+                if self.tokenizer.count(self.text[a:b]) != int(toks[j]) - int(toks[i]):
+                    return False
+            step *= 4
         return True
 
     def boundaries(self, snap: str) -> list[int]:

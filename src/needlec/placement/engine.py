@@ -79,11 +79,29 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 class Counter:
-    """Exact token counts of assembled contexts over one haystack index."""
+    """Exact token counts of assembled contexts over one haystack index.
+
+    A count splits the assembled text at safe points of the haystack (`HaystackIndex.safe`): the
+    stretches between seams are counted by index arithmetic, and only a small window around each
+    seam (the window's start and end, each insertion) is encoded. Window texts repeat across the
+    Newton steps of one placement and across items, so their counts are memoised (bounded).
+    """
+
+    MEMO_LIMIT = 200_000
 
     def __init__(self, index: HaystackIndex) -> None:
         self.index = index
         self.tokenizer = index.tokenizer
+        self._memo: dict[str, int] = {}
+
+    def encoded(self, piece: str) -> int:
+        """Token count of a seam window's text (memoised)."""
+        got = self._memo.get(piece)
+        if got is None:
+            if len(self._memo) >= self.MEMO_LIMIT:
+                self._memo.clear()
+            got = self._memo[piece] = self.tokenizer.count(piece)
+        return got
 
     def _safe_tok(self, pos: int) -> int:
         i = bisect.bisect_left(self.index.safe, pos)
@@ -112,17 +130,44 @@ class Counter:
             return self.tokenizer.count(prefix + assemble(text, start, end, inserts) + suffix)
         total = 0
         previous: int | None = None
+        positions = [ins.pos for ins in inserts]
         for a, b in self._windows(start, end, inserts):
             if previous is not None:
                 total += self._safe_tok(a) - self._safe_tok(previous)
-            piece = assemble(text, a, b, [i for i in inserts if a <= i.pos <= b])
+            piece = assemble(text, a, b, inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)])
             if a == start:
                 piece = prefix + piece
             if b == end:
                 piece += suffix
-            total += self.tokenizer.count(piece)
+            total += self.encoded(piece)
             previous = b
         return total
+
+    def offsets(self, start: int, end: int, inserts: list[Insert]) -> list[int]:
+        """Tokens of the context before each insert (the count of the assembled text from `start` up to the
+        insert's first character), all in one pass over the seam windows: per insert, the count up to the
+        window that holds it plus one encode of that window's part before the insert."""
+        text = self.index.text
+        if not self.index.local:
+            return [
+                self.tokenizer.count(assemble(text, start, ins.pos, list(inserts[:rank]))) if ins.pos > start or rank else 0
+                for rank, ins in enumerate(inserts)
+            ]
+        out: list[int] = []
+        positions = [ins.pos for ins in inserts]
+        before = 0  # tokens of the assembled text before the current window
+        previous: int | None = None
+        for a, b in self._windows(start, end, inserts):
+            if previous is not None:
+                before += self._safe_tok(a) - self._safe_tok(previous)
+            first, last = bisect.bisect_left(positions, a), bisect.bisect_right(positions, b)
+            for rank in range(max(first, len(out)), last):
+                pos = inserts[rank].pos
+                earlier = list(inserts[first:rank])
+                out.append(before + self.encoded(assemble(text, a, pos, earlier)) if pos > a or earlier else before)
+            before += self.encoded(assemble(text, a, b, list(inserts[first:last])))
+            previous = b
+        return out
 
 
 def _nearest(candidates: list[int], x: int, lo: int, hi: int) -> int | None:
@@ -396,6 +441,7 @@ def _measure(
     total: int,
     context_tokens: int,
 ) -> Placement:
+    offsets = counter.offsets(begin, end, inserts)
     token_offsets: dict[int, int] = {}
     char_offsets: dict[int, int] = {}
     chars_before = 0
@@ -405,7 +451,7 @@ def _measure(
         chars_before += ins.pos - cursor
         cursor = ins.pos
         char_offsets[i] = chars_before
-        token_offsets[i] = counter.count(begin, ins.pos, inserts[:rank]) if ins.pos > begin or rank else 0
+        token_offsets[i] = offsets[rank]
         chars_before += len(ins.text)
     return Placement(
         start=begin,

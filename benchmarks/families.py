@@ -1,0 +1,147 @@
+"""Marginal CPU per item, per family and task, at several lengths, against Kamradt NIAH.
+
+Each row loads a shipped spec (one config of it), prepares its haystacks once, and then builds
+items in-process at each length with `build_item`, the way a compile's workers do. Only the item
+builds are timed (CPU seconds, `time.process_time`): haystack preparation, filters and indexing
+are fixed costs that a compile pays once per haystack, so what remains is the marginal cost of one
+more item. The figure is the median over the items; the ratio column divides it by Kamradt NIAH's
+median at the same length with the same tokenizer, measured in the same run.
+
+    python benchmarks/families.py [--lengths 4096,32768,131072] [--items 5] [--only ruler]
+        [--tokenizer cl100k_base] [--hf PATH/tokenizer.json]
+
+`--hf` adds a row per family for a Hugging Face `tokenizer.json` (its ratio is against NIAH with
+the same file). `--jobs` figures come from `benchmarks/scaling.py`; a comparison with RULER's or
+OpenCompass's own generators takes their source folders and is left to those projects' scripts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from needlec.compile.items import build_item
+from needlec.compile.pipeline import Prepared, default_cache_dir, prepare_work
+from needlec.compile.plan import ItemKey, load_plan
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measured family or task: a spec, one of its configs and the label printed."""
+
+    label: str
+    spec: str
+    config: str | None = None
+
+
+ROWS = [
+    Row("niah (Kamradt)", "specs/niah.yaml", "single"),
+    *(
+        Row(f"ruler {task}", "specs/ruler.yaml", task)
+        for task in (
+            "niah_single_1",
+            "niah_single_2",
+            "niah_single_3",
+            "niah_multikey_1",
+            "niah_multikey_2",
+            "niah_multikey_3",
+            "niah_multivalue",
+            "niah_multiquery",
+            "vt",
+            "cwe",
+            "fwe",
+            "qa_1",
+            "qa_2",
+            "passkey",
+            "rag_chunk",
+        )
+    ),
+    Row("needlebench s-rt en", "specs/needlebench/needlebench-4k.yaml", "s-rt-en-after"),
+    Row("needlebench s-rt zh", "specs/needlebench/needlebench-4k.yaml", "s-rt-zh-after"),
+    Row("needlebench m-rt en", "specs/needlebench/needlebench-4k.yaml", "m-rt-en-after"),
+    Row("needlebench m-rt zh", "specs/needlebench/needlebench-4k.yaml", "m-rt-zh-after"),
+    Row("needlebench m-rs en", "specs/needlebench/needlebench-4k.yaml", "m-rs-en-after"),
+    Row("needlebench m-rs zh", "specs/needlebench/needlebench-4k.yaml", "m-rs-zh-after"),
+    Row("mlneedle passages", "specs/mlneedle-pilot.yaml", None),
+    Row("atc in haystack", "specs/atc/atc-v1-mc-haystack.yaml", None),
+    Row("nolima", "specs/nolima.yaml", "main"),
+]
+
+
+def hf_spec(folder: Path, row: Row, tokenizer_json: Path) -> Path:
+    """A spec extending the row's spec with one Hugging Face tokenizer instead of its own."""
+    path = folder / f"{Path(row.spec).stem}-hf.yaml"
+    path.write_text(
+        f"extends: {ROOT / row.spec}\ntokenizers: [{{type: hf, path: {tokenizer_json}, name: hf}}]\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def measure(spec: Path, config_name: str | None, lengths: list[int], items: int) -> dict[int, float]:
+    """Median CPU seconds of one item build per length for one config of a spec."""
+    cache = default_cache_dir()
+    plan = load_plan(spec, cache)
+    config = plan.config(config_name) if config_name else plan.configs[0]
+    prepared = Prepared(plan, cache)
+    ids = [h.id for h in prepared.haystacks(config.spec)]
+    first = next(iter(plan.keys(config, ids)))
+    depths = config.depth_points()
+    out: dict[int, float] = {}
+    for length in lengths:
+        keys = [
+            dataclasses.replace(first, length=length, depth=depths[i % len(depths)], repeat=i) for i in range(items)
+        ]
+        work = prepare_work(prepared, [(config, keys)])
+        times = []
+        for _, key, view, kind, _ in work:
+            began = time.process_time()
+            build_item(plan.spec.name, config, key, view, kind)
+            times.append(time.process_time() - began)
+        out[length] = statistics.median(times)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lengths", default="4096,32768,131072")
+    parser.add_argument("--items", type=int, default=5)
+    parser.add_argument("--only", default="", help="only rows whose label contains this text")
+    parser.add_argument("--hf", type=Path, help="also measure with this tokenizer.json")
+    args = parser.parse_args()
+    lengths = [int(x) for x in args.lengths.split(",")]
+    rows = [r for r in ROWS if args.only in r.label or r.label.startswith("niah (")]
+    tokenizers: list[tuple[str, Path | None]] = [("spec", None)]
+    if args.hf:
+        tokenizers.append(("hf", args.hf.resolve()))
+    header = "family / task".ljust(26) + "".join(f"{n:>14}" for n in lengths) + "".join(f"{'x' + str(n):>10}" for n in lengths)
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, tokenizer_json in tokenizers:
+            print(f"\n== tokenizer: {label} (median CPU ms per item; x = ratio to Kamradt NIAH)")
+            print(header)
+            base: dict[int, float] | None = None
+            for row in rows:
+                spec = hf_spec(Path(tmp), row, tokenizer_json) if tokenizer_json else ROOT / row.spec
+                try:
+                    got = measure(spec, row.config, lengths, args.items)
+                except Exception as exc:  # a row that cannot run here is reported, not fatal
+                    print(f"{row.label:<26}  failed: {type(exc).__name__}: {str(exc)[:80]}")
+                    continue
+                if base is None:
+                    base = got
+                cells = "".join(f"{got[n] * 1000:>14.1f}" for n in lengths)
+                ratios = "".join(f"{got[n] / base[n]:>10.2f}" for n in lengths)
+                print(f"{row.label:<26}{cells}{ratios}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
