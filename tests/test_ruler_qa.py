@@ -176,7 +176,7 @@ def test_counted_prompt_is_exact_for_filler_word_list_and_document_haystacks(tmp
 
 
 def _hand_index(docs: list[str]) -> tuple[Any, Any]:
-    from needlec.compile.passages import PassageTable
+    from needlec.placement.layouts.passages import PassageTable
     from needlec.haystacks.index import Haystack, HaystackIndex
     from needlec.tokenizer import _tiktoken
 
@@ -189,7 +189,8 @@ def _hand_index(docs: list[str]) -> tuple[Any, Any]:
 def test_place_documents_by_hand(depth: float, expected_number: int | None) -> None:
     import random
 
-    from needlec.compile.documents import DocumentLayout, place_documents
+    from needlec.placement.engine import Counter
+    from needlec.placement.layouts.documents import DocumentLayout, place_documents
 
     docs = [f"Filler record {i} tells of the harbour at Oskwith and its grey boats." for i in range(400)]
     index, table = _hand_index(docs)
@@ -203,7 +204,7 @@ def test_place_documents_by_hand(depth: float, expected_number: int | None) -> N
         depth=depth,
         rng=random.Random(7),
         layout=DocumentLayout(),
-        measure=index.tokenizer.count,
+        counter=Counter(index),
         forbidden=["Tassin Orrow", "Velmora Guild"],
     )
     context = placement.context(index.text)
@@ -221,7 +222,8 @@ def test_place_documents_by_hand(depth: float, expected_number: int | None) -> N
 def test_place_documents_refuses_a_distractor_holding_the_answer() -> None:
     import random
 
-    from needlec.compile.documents import DocumentLayout, place_documents
+    from needlec.placement.engine import Counter
+    from needlec.placement.layouts.documents import DocumentLayout, place_documents
     from needlec.errors import ContractError
 
     docs = [f"Filler record {i} tells of the harbour at Oskwith and its grey boats." for i in range(400)]
@@ -237,7 +239,7 @@ def test_place_documents_refuses_a_distractor_holding_the_answer() -> None:
             depth=50,
             rng=random.Random(7),
             layout=DocumentLayout(),
-            measure=index.tokenizer.count,
+            counter=Counter(index),
             forbidden=["Tassin Orrow"],
         )
 

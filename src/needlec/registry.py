@@ -327,7 +327,26 @@ NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
 )
 TOKENIZERS: Registry[TokenizerFactory] = Registry("tokenizers", modules=("needlec.tokenizer",))
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
+LAYOUTS: Registry[Any] = Registry(
+    "layouts",
+    modules=(
+        "needlec.placement.layouts.window",
+        "needlec.placement.layouts.alone",
+        "needlec.placement.layouts.passages",
+        "needlec.placement.layouts.documents",
+    ),
+)
 EXPORTERS: Registry[Any] = Registry("exporters")
 LANGUAGES: Registry[Any] = Registry("languages")
 
-ALL: tuple[Registry[Any], ...] = (SOURCES, FILTERS, BUILDERS, NEEDLES, TOKENIZERS, METRICS, EXPORTERS, LANGUAGES)
+ALL: tuple[Registry[Any], ...] = (
+    SOURCES,
+    FILTERS,
+    BUILDERS,
+    NEEDLES,
+    TOKENIZERS,
+    METRICS,
+    LAYOUTS,
+    EXPORTERS,
+    LANGUAGES,
+)

@@ -5,11 +5,8 @@ Pure apart from reading the prepared haystack index: same key and seed give the 
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import hashlib
 import random
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from needlec.compile.overlap import precision
@@ -27,9 +24,9 @@ from needlec.dataset.item import (
     Scoring,
 )
 from needlec.errors import ContractError
-from needlec.haystacks.index import HaystackIndex
 from needlec.kinds.base import Draw, NeedleKind
-from needlec.placement.engine import Counter, Placement, needles_alone, place
+from needlec.placement.layouts import Request, layout_for, layout_name
+from needlec.placement.view import HaystackView
 from needlec.spec.models import RandomDepths, Spec
 from needlec.spec.templates import render
 
@@ -45,51 +42,6 @@ __all__ = [
 
 DISTRACTOR_ZONE = (20.0, 80.0)
 DISTRACTOR_GAP = 20.0
-
-
-@dataclass
-class HaystackView:
-    """What an item needs of a haystack: its index for one tokenizer and where windows may start."""
-
-    index: HaystackIndex
-    counter: Counter
-    starts: list[int]  # sentence starts in the first copy (for `start: random`)
-    base_chars: int
-    _occurrences: dict[str, list[int]] = field(default_factory=dict)
-    _folded: str | None = None
-    passages: Any = None  # PassageTable of a `passages` haystack, built on first use
-    rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (compile/ranking.py)
-
-    def occurrences(self, term: str) -> list[int]:
-        """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
-        if term not in self._occurrences:
-            if self._folded is None:
-                folded_text = self.index.text.lower()
-                # lower() keeps offsets only if no character changes length; else match exactly
-                self._folded = folded_text if len(folded_text) == len(self.index.text) else self.index.text
-            folded = self._folded
-            needle = term.lower() if folded is not self.index.text else term
-            spots = []
-            at = folded.find(needle)
-            while at >= 0:
-                end = at + len(needle)
-                if (at == 0 or not folded[at - 1].isalnum()) and (end >= len(folded) or not folded[end].isalnum()):
-                    spots.append(at)
-                at = folded.find(needle, at + 1)
-            self._occurrences[term] = spots
-        return self._occurrences[term]
-
-    def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:
-        """Terms that occur in the haystack window [start, end) (needles are not part of it)."""
-        found = []
-        for term in terms:
-            if not term:
-                continue
-            spots = self.occurrences(term)
-            i = bisect.bisect_left(spots, start)
-            if i < len(spots) and spots[i] + len(term) <= end:
-                found.append(term)
-        return found
 
 
 def context_of(item: Item | dict[str, Any]) -> str:
@@ -158,108 +110,6 @@ def gold_aliases(draw: Draw) -> tuple[str, ...]:
     return tuple(sorted({*draw.forbidden, *(a for fact in draw.answers for a in fact)}))
 
 
-def _place_passages(
-    view: HaystackView,
-    spec: Spec,
-    key: ItemKey,
-    draw: Draw,
-    start: int,
-    prefix: str,
-    suffix: str,
-    others: int,
-    seed: int,
-) -> tuple[Placement, dict[str, Any]]:
-    """Whole-passage placement for a `passages` haystack (one needle at most, no distractors)."""
-    from needlec.compile.passages import PassageTable, place_passages, place_ranked
-
-    if len(draw.needles) > 1 or draw.distractors:
-        raise ContractError("a `passages` haystack takes at most one needle and no distractor sentences")
-    if view.passages is None:
-        view.passages = PassageTable.of(view.index.text)
-    tokenizer = view.index.tokenizer
-    counted_prompt = spec.length.counted == "prompt"
-
-    def measure(context: str) -> int:
-        return tokenizer.count(prefix + context + suffix) if counted_prompt else tokenizer.count(context)
-
-    builder = spec.haystack.builder
-    rank = getattr(builder, "rank", None)
-    if rank is not None and getattr(builder, "distractors", True):
-        ranker = view.rankers.get(rank.model_dump_json())
-        if ranker is None:
-            raise ContractError("haystack.builder.rank: the rankings were not prepared for this haystack")
-        return place_ranked(
-            tokenizer,
-            ranker,
-            ranker.rank(draw.question, gold_aliases(draw)),
-            target=key.length - others if counted_prompt else key.length,
-            needle=draw.needles[0] if draw.needles else None,
-            depth=key.depth,
-            filler=str(getattr(builder, "filler", " .")),
-            numbered=bool(getattr(builder, "numbered", True)),
-            measure=measure,
-            rng=random.Random(hashlib.sha256(f"{seed}|rank".encode()).digest()),
-        )
-
-    return place_passages(
-        view.index,
-        view.passages,
-        start=start,
-        target=key.length - spec.length.buffer - (others if counted_prompt else 0),
-        needle=draw.needles[0] if draw.needles else None,
-        depth=key.depth,
-        filler=str(getattr(spec.haystack.builder, "filler", " .")),
-        numbered=bool(getattr(spec.haystack.builder, "numbered", True)),
-        distractors=bool(getattr(spec.haystack.builder, "distractors", True)),
-        measure=measure,
-    )
-
-
-def _place_documents(
-    view: HaystackView,
-    spec: Spec,
-    key: ItemKey,
-    draw: Draw,
-    start: int,
-    prefix: str,
-    suffix: str,
-    others: int,
-    rng: random.Random,
-) -> tuple[Placement, dict[str, Any]]:
-    """Numbered whole documents for a `ruler_documents` haystack, the draw's needles as gold documents."""
-    from needlec.compile.documents import DocumentLayout, place_documents
-    from needlec.compile.passages import PassageTable
-
-    if getattr(spec.haystack.builder, "type", None) != "ruler_documents":
-        raise ContractError(
-            f"task {draw.task!r} shows numbered documents: it needs `haystack.builder.type: ruler_documents`"
-        )
-    if draw.distractors or not draw.needles:
-        raise ContractError("a `ruler_documents` haystack takes one or more gold documents and no distractor sentences")
-    if view.passages is None:
-        view.passages = PassageTable.of(view.index.text)
-    tokenizer = view.index.tokenizer
-    counted_prompt = spec.length.counted == "prompt"
-
-    def measure(context: str) -> int:
-        return tokenizer.count(prefix + context + suffix) if counted_prompt else tokenizer.count(context)
-
-    layout = DocumentLayout(**(draw.structure or {}).get("document_layout", {}))
-    layout = dataclasses.replace(layout, filler=str(getattr(spec.haystack.builder, "filler", " .")))
-    return place_documents(
-        view.index,
-        view.passages,
-        start=start,
-        target=key.length - others if counted_prompt else key.length,
-        golds=draw.needles,
-        depth=key.depth,
-        rng=rng,
-        layout=layout,
-        measure=measure,
-        forbidden=draw.forbidden,
-    )
-
-
 def draw_item(
     config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
 ) -> tuple[int, random.Random, int, Draw]:
@@ -297,40 +147,36 @@ def build_item(
         target_depths = config.needle_depths(key.depth, len(draw.needles))
         distractor_depths = [distractor_depth(key.depth, rng) for _ in draw.distractors]
     texts = list(draw.needles) + list(draw.distractors)
-    structure = draw.structure
-    builder = spec.haystack.builder
-    alone = spec.length.counted == "needles"
-    if alone:  # the needles are the whole context: no haystack text, no length target
-        placement = needles_alone(view.index.tokenizer, texts, spec.placement.joiner_text(), prefix, suffix)
-        target_depths = list(placement.depths()[: len(draw.needles)])
-        distractor_depths = list(placement.depths()[len(draw.needles) :])
-    elif getattr(builder, "type", None) == "passages":
-        # whole passages and a declared filler instead of a token cut (see compile/passages.py)
-        placement, layout = _place_passages(view, spec, key, draw, start, prefix, suffix, others, seed)
-        structure = {**(structure or {}), "passages": layout}
-        target_depths = [key.depth] * len(texts)
-        distractor_depths = []
-    elif getattr(builder, "type", None) == "ruler_documents" or "document_layout" in (structure or {}):
-        # numbered whole documents, the gold ones at grid-controlled slots (see compile/documents.py)
-        placement, layout = _place_documents(view, spec, key, draw, start, prefix, suffix, others, rng)
-        structure = {**(structure or {}), "documents": layout}
-        # the first gold document follows the grid; the others sit where they were drawn
-        target_depths = [key.depth, *placement.depths()[1:]]
-        distractor_depths = []
-    else:
-        placement = place(
-            view.index,
-            view.counter,
-            start=start,
-            target=key.length - spec.length.buffer - (others if counted_prompt else 0),
-            needles=texts,
-            depths=target_depths + distractor_depths,
-            snap=spec.placement.snap,
-            joiner=spec.placement.joiner_text(),
-            prefix=prefix if counted_prompt else "",
-            suffix=suffix if counted_prompt else "",
-            window=spec.placement.window,
+    request = Request(
+        target=key.length - spec.length.buffer - (others if counted_prompt else 0),
+        depth=key.depth,
+        needles=texts,
+        targets=len(draw.needles),
+        depths=target_depths + distractor_depths,
+        start=start,
+        prefix=prefix if counted_prompt else "",
+        suffix=suffix if counted_prompt else "",
+        seed=seed,
+        rng=rng,
+        forbidden=draw.forbidden,
+        question=draw.question,
+        aliases=gold_aliases(draw),
+        structure=draw.structure,
+        placement=spec.placement,
+        builder=spec.haystack.builder,
+    )
+    needed = kind.layout()
+    if needed is not None and layout_name(spec) != needed[0]:
+        raise ContractError(
+            f"task {draw.task or spec.task!r} needs the `{needed[0]}` layout: set `haystack.builder.type: {needed[1]}`"
         )
+    laid = layout_for(spec).place(view, request)
+    placement = laid.placement
+    structure = {**(draw.structure or {}), **laid.structure} if laid.structure else draw.structure
+    if laid.target_depths is not None:
+        target_depths = laid.target_depths[: len(draw.needles)]
+        distractor_depths = laid.target_depths[len(draw.needles) :]
+    alone = spec.length.counted == "needles"
     context = placement.context(view.index.text)
     messages[-1]["content"] = prefix + context + suffix
     if counted_prompt or alone:

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from tqdm import tqdm
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
-from needlec.compile.items import HaystackView, build_item
+from needlec.compile.items import build_item
 from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.ranking import prepare_rankings, ranking_warnings
@@ -37,6 +37,7 @@ from needlec.haystacks.index import Haystack, HaystackIndex, boundary_positions,
 from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceLoader, SourceText
 from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.placement.engine import Counter
+from needlec.placement.view import HaystackView
 from needlec.spec.loader import dotted
 from needlec.spec.models import Spec
 from needlec.spec.reports import ReportsSpec

@@ -28,9 +28,9 @@ from needlec.haystacks.passages import PASSAGE_JOINER, PassageRank
 if TYPE_CHECKING:
     import numpy as np
 
-    from needlec.compile.items import HaystackView
     from needlec.compile.plan import ConfigPlan, ItemKey
     from needlec.kinds.base import NeedleKind
+    from needlec.placement.view import HaystackView
 
 __all__ = ["PassageRanker", "Ranking", "fold", "holds_answer", "prepare_rankings", "ranker_for", "ranking_warnings"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import random
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -70,6 +70,8 @@ class PassageRank(StrictModel):
 
 class PassageBuilder(StrictModel):
     """Several haystacks, each a random sequence of whole passages (never cut inside a sentence)."""
+
+    layout: ClassVar[str] = "passages"  # items over these haystacks use the `passages` layout
 
     type: Literal["passages"] = Field(description="Selects the passage builder.")
     count: int = Field(5, ge=1, le=100, description="Number of distinct haystacks.")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import random
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -75,6 +75,8 @@ class RulerWordsBuilder(StrictModel):
 
 class RulerDocumentsBuilder(StrictModel):
     """One haystack of short fictional documents, the distractors of RULER's QA and RAG-chunk tasks."""
+
+    layout: ClassVar[str] = "documents"  # items over these haystacks use the `documents` layout
 
     type: Literal["ruler_documents"] = Field(
         description="Selects the fictional-documents haystack of the QA 1 / QA 2 and RAG-chunk tasks."

@@ -121,6 +121,11 @@ class NeedleKind(Protocol):
         applies, no headline rule). The value has the shape of the spec's `reports:` mapping."""
         ...
 
+    def layout(self) -> tuple[str, str] | None:
+        """The layout this kind's draws need (`placement/layouts`), with the builder that provides it, or
+        None when any layout will do (e.g. RULER's QA documents need `documents` from `ruler_documents`)."""
+        ...
+
 
 class NeedleKindBase:
     """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
@@ -150,6 +155,9 @@ class NeedleKindBase:
         return []
 
     def default_reports(self) -> dict[str, Any] | None:
+        return None
+
+    def layout(self) -> tuple[str, str] | None:
         return None
 
 

@@ -150,7 +150,9 @@ class Counter:
         text = self.index.text
         if not self.index.local:
             return [
-                self.tokenizer.count(assemble(text, start, ins.pos, list(inserts[:rank]))) if ins.pos > start or rank else 0
+                self.tokenizer.count(assemble(text, start, ins.pos, list(inserts[:rank])))
+                if ins.pos > start or rank
+                else 0
                 for rank, ins in enumerate(inserts)
             ]
         out: list[int] = []

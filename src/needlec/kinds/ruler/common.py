@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from needlec.errors import NeedlecError
 
@@ -15,6 +15,22 @@ class RulerGenerationError(NeedlecError):
     """A RULER generator cannot satisfy its parameters (space of values too small, counts that tie...)."""
 
 
+class Exclusion:
+    """Strings no draw may use (e.g. every token of a haystack), prepared once for many draws: a set for
+    exact lookups and one joined string for "is this inside any of them" checks."""
+
+    def __init__(self, words: Iterable[str]) -> None:
+        self.words = frozenset(words)
+        self.joined = "\n".join(sorted(self.words))
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.words
+
+    def holds_inside(self, text: str) -> bool:
+        """Whether `text` occurs inside (or equals) one of the strings."""
+        return text in self.joined
+
+
 class DistinctPool:
     """Hands out strings that are distinct within one item (keys, values and names alike).
 
@@ -23,9 +39,19 @@ class DistinctPool:
     when the space is exhausted.
     """
 
-    def __init__(self, rng: random.Random, exclude: Sequence[str] = ()) -> None:
+    def __init__(self, rng: random.Random, exclude: Sequence[str] | Exclusion = ()) -> None:
         self.rng = rng
-        self.used: set[str] = set(exclude)
+        self.excluded = exclude if isinstance(exclude, Exclusion) else Exclusion(exclude)
+        self.drawn: set[str] = set()
+
+    @property
+    def used(self) -> frozenset[str]:
+        """Every string a draw may not repeat: the excluded ones and those drawn so far."""
+        return self.excluded.words | self.drawn
+
+    def holds_inside(self, text: str) -> bool:
+        """Whether `text` occurs inside an excluded string or one drawn so far."""
+        return self.excluded.holds_inside(text) or any(text in other for other in self.drawn)
 
     def draw(self, make: Callable[[random.Random], str], what: str, accept: Callable[[str], bool] | None = None) -> str:
         """Draw with `make` until a string not used before (and passing `accept`) comes out.
@@ -34,11 +60,12 @@ class DistinctPool:
         """
         for _ in range(MAX_DRAW_ATTEMPTS):
             value = make(self.rng)
-            if value not in self.used and (accept is None or accept(value)):
-                self.used.add(value)
+            if value not in self.drawn and value not in self.excluded and (accept is None or accept(value)):
+                self.drawn.add(value)
                 return value
         raise RulerGenerationError(
-            f"could not draw a fresh {what} after {MAX_DRAW_ATTEMPTS} attempts ({len(self.used)} already in use)"
+            f"could not draw a fresh {what} after {MAX_DRAW_ATTEMPTS} attempts "
+            f"({len(self.drawn) + len(self.excluded.words)} already in use)"
         )
 
 

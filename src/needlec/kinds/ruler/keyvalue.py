@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError, join_english
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, join_english
 from needlec.languages.wordlists import adjectives, nouns
 
 TokenKind = Literal["words", "numbers", "uuids"]
@@ -125,7 +125,7 @@ def _needle(spec: KeyValueSpec, key: str, value: str, role: NeedleRole, group: N
 
 
 def generate_keyvalue(
-    rng: random.Random, spec: KeyValueSpec, num_filler: int = 0, exclude: Sequence[str] = ()
+    rng: random.Random, spec: KeyValueSpec, num_filler: int = 0, exclude: Sequence[str] | Exclusion = ()
 ) -> KeyValueItem:
     """Draw one key-value item.
 
@@ -145,7 +145,7 @@ def generate_keyvalue(
 
     def inside_nothing(text: str) -> bool:
         # A required value may not sit inside any string drawn before it.
-        return not any(text in other for other in pool.used)
+        return not pool.holds_inside(text)
 
     keys = [draw_token(pool, spec.key_kind, "key") for _ in range(spec.num_keys)]
     queries = keys[: spec.num_queries]

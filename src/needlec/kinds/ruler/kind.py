@@ -34,7 +34,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from needlec.kinds.base import Draw, NeedleKindBase
-from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
@@ -138,6 +138,8 @@ class RulerKind(NeedleKindBase):
         self.config = config
         self.task = task(config.task)
         self.exclude: frozenset[str] = frozenset()
+        self.excluded = Exclusion(())  # the same strings, prepared once for the draws
+        self._coded: Exclusion | None = None
         self.folded = ""  # QA: the haystacks' text, casefolded, that no gold name may occur in
         # before `bind_haystacks` (the spec's preflight draw) every reserved word may serve
         self.common_pool: tuple[str, ...] = reserved_cwe_words() if self.task.category == "cwe" else ()
@@ -149,6 +151,10 @@ class RulerKind(NeedleKindBase):
     def cases(self) -> list[str]:
         return [self.config.task]
 
+    def layout(self) -> tuple[str, str] | None:
+        """QA and RAG-chunk draws are gold documents: they need numbered whole documents."""
+        return ("documents", "ruler_documents") if self.task.category == "qa" else None
+
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
         """Collect the haystacks' tokens (never drawn as keys, values, names or words) and record the
         word lists' sha256 for the manifest."""
@@ -158,6 +164,8 @@ class RulerKind(NeedleKindBase):
         for text in texts:
             tokens.update(TOKEN.findall(text))
         self.exclude = frozenset(tokens)
+        self.excluded = Exclusion(tokens)
+        self._coded = None
         if self.task.category == "qa":
             self.folded = "\n".join(texts).casefold()
         if self.task.category == "cwe":
@@ -170,6 +178,12 @@ class RulerKind(NeedleKindBase):
             "ruler_task": self.config.task,
             "wordlists": {name: lists[name]["sha256"] for name in sorted(lists)},
         }
+
+    def _coded_exclusion(self) -> Exclusion:
+        """FWE: coded words avoid the haystack's tokens and every real word of the frozen lists (built once)."""
+        if self._coded is None:
+            self._coded = Exclusion(self.exclude | set(cwe_words()))
+        return self._coded
 
     def _budget(self) -> int:
         return self.config.max_new_tokens or self.task.max_new_tokens
@@ -211,7 +225,7 @@ class RulerKind(NeedleKindBase):
             num_values=c.num_values or base.num_values,
             num_queries=queries,
         )
-        item = generate_keyvalue(rng, spec, exclude=tuple(self.exclude))
+        item = generate_keyvalue(rng, spec, exclude=self.excluded)
         targets = [n for n in item.needles if n.role == "target"]
         others = [n for n in item.needles if n.role == "distractor"]
         answers = [fact[0] for fact in item.answers]
@@ -239,7 +253,7 @@ class RulerKind(NeedleKindBase):
             name_length=base.name_length,
             reveal_count=base.reveal_count,
         )
-        item = generate_variable_tracking(rng, spec, exclude=tuple(self.exclude))
+        item = generate_variable_tracking(rng, spec, exclude=self.excluded)
         targets = [s for s in item.statements if s.chain == 0]
         others = [s for s in item.statements if s.chain != 0]
         answers = [fact[0] for fact in item.answers]
@@ -316,7 +330,7 @@ class RulerKind(NeedleKindBase):
     def _passkey(self, case: str, rng: random.Random) -> Draw:
         base = self.task.generator
         assert isinstance(base, PasskeySpec)
-        item = generate_passkey(rng, base, exclude=tuple(self.exclude))
+        item = generate_passkey(rng, base, exclude=self.excluded)
         return Draw(
             needles=(item.needle,),
             forbidden=(item.key,),
@@ -326,7 +340,7 @@ class RulerKind(NeedleKindBase):
 
     def _fwe(self, case: str, rng: random.Random) -> Draw:
         counts = self.config.fwe_counts
-        pool = DistinctPool(rng, tuple(self.exclude) + tuple(cwe_words()))
+        pool = DistinctPool(rng, self._coded_exclusion())
         words = [pool.draw(coded_word, "coded word") for _ in counts]
         sequence = [word for word, n in zip(words, counts, strict=True) for _ in range(n)]
         rng.shuffle(sequence)

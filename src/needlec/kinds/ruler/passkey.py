@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError
 from needlec.languages.wordlists import adjectives, nouns
 
 SLOT = re.compile(r"\{(ADJ|NOUN|WORD|D+)\}")
@@ -90,7 +90,7 @@ def fill_pattern(rng: random.Random, pattern: str, case: str = "upper") -> str:
     return SLOT.sub(slot, pattern)
 
 
-def generate_passkey(rng: random.Random, spec: PasskeySpec, exclude: Sequence[str] = ()) -> PasskeyItem:
+def generate_passkey(rng: random.Random, spec: PasskeySpec, exclude: Sequence[str] | Exclusion = ()) -> PasskeyItem:
     """Draw one passkey; `exclude` lists keys that must not be drawn (e.g. numbers in the haystack)."""
     pool = DistinctPool(rng, exclude)
     if spec.kind == "number":

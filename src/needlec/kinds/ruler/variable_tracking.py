@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError
 
 VariableMode = Literal["alias_chain", "final_value"]
 
@@ -115,7 +115,9 @@ def interleave(rng: random.Random, chains: Sequence[Sequence[Assignment]]) -> li
     return merged
 
 
-def generate_variable_tracking(rng: random.Random, spec: VariableSpec, exclude: Sequence[str] = ()) -> VariableItem:
+def generate_variable_tracking(
+    rng: random.Random, spec: VariableSpec, exclude: Sequence[str] | Exclusion = ()
+) -> VariableItem:
     """Draw one variable-tracking item; `exclude` lists names and values that must not be used
     (words of the haystack, the few-shot example's names and values)."""
     if spec.num_chains < 1 or spec.num_hops < 1 or spec.name_length < 2:

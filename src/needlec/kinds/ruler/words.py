@@ -183,7 +183,7 @@ def generate_frequent_words(
             "they must be strictly decreasing, use more words"
         )
     pool = DistinctPool(rng, tuple(cwe_words()) if exclude is None else exclude)
-    pool.used.add(spec.noise_token)
+    pool.drawn.add(spec.noise_token)
 
     def make(r: random.Random) -> str:
         return "".join(r.choice(string.ascii_lowercase) for _ in range(spec.word_length))

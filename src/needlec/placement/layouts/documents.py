@@ -1,4 +1,4 @@
-"""Item assembly for `ruler_documents` haystacks: numbered whole documents, gold ones at chosen slots.
+"""The `documents` layout (RULER QA, RAG-chunk): numbered whole documents, gold ones at chosen slots.
 
 RULER's QA prompt lists documents as "Document 1:\\n...", separated by blank lines. Here the
 context is a run of whole consecutive haystack documents (the distractors) with the item's gold
@@ -8,19 +8,27 @@ drawn from the item's rng. Every document is numbered in the order shown; a decl
 the last document makes the token count exact. Before it returns, the assembly checks that no
 distractor in the window holds an answer alias or names a gold entity (compared casefolded, as
 substrings), so a distractor can never answer the question or state a competing value.
+
+Counts go through the haystack view's seam counter: the context is a run of the haystack with the
+labels, gold documents and padding inserted, so only the seams around those inserts are encoded.
 """
 
 from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
-from needlec.compile.passages import PassageTable
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
-from needlec.placement.engine import Insert, Placement, assemble
+from needlec.placement.engine import Counter, Insert, Placement, assemble
+from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
+from needlec.placement.layouts.passages import PassageTable
+
+if TYPE_CHECKING:
+    from needlec.placement.view import HaystackView
 
 DOCUMENT_JOINER = "\n\n"
 MAX_FILLER_STEPS = 24
@@ -57,11 +65,13 @@ def place_documents(
     depth: float,
     rng: random.Random,
     layout: DocumentLayout,
-    measure: Callable[[str], int],
+    counter: Counter,
+    prefix: str = "",
+    suffix: str = "",
     forbidden: Sequence[str] = (),
 ) -> tuple[Placement, dict[str, object]]:
     """Whole documents from the first one at or after `start`, the gold ones at their slots, exactly
-    `target` tokens as counted by `measure` (the context, or the whole prompt around it).
+    `target` tokens counted over `prefix + context + suffix` (both empty when only the context counts).
 
     Raises ContractError when the haystack runs out of documents, the length cannot hold the gold
     documents, or a distractor in the window contains one of `forbidden` (answers, gold names).
@@ -71,7 +81,7 @@ def place_documents(
     # a label's cost at the largest number the length can show (documents take over 50 tokens)
     label_tokens = tokenizer.count(layout.label.format(index=max(1, target // 50)))
     gold_cost = sum(tokenizer.count(gold) + joiner_tokens + label_tokens for gold in golds)
-    budget = target - measure("") - gold_cost
+    budget = target - counter.encoded(prefix + suffix) - gold_cost
     if budget < 0:
         raise ContractError(f"target length {target} is too small for the gold document(s) of the item")
     starts = [a for a, _ in table.spans]
@@ -95,7 +105,7 @@ def place_documents(
 
     def attempt(count: int) -> tuple[Placement, dict[str, object]] | None:
         rng.setstate(state)
-        return _assemble(index, table, first, count, golds, depth, rng, layout, target, measure)
+        return _assemble(index, counter, (prefix, suffix), table, first, count, golds, depth, rng, layout, target)
 
     result = None
     while result is None and k >= 0:
@@ -139,6 +149,8 @@ def _check_distractors(index: HaystackIndex, table: PassageTable, first: int, k:
 
 def _assemble(
     index: HaystackIndex,
+    counter: Counter,
+    frame: tuple[str, str],
     table: PassageTable,
     s: int,
     k: int,
@@ -147,7 +159,6 @@ def _assemble(
     rng: random.Random,
     layout: DocumentLayout,
     target: int,
-    measure: Callable[[str], int],
 ) -> tuple[Placement, dict[str, object]] | None:
     count = k + len(golds)
     slots = gold_slots(depth, count, len(golds), rng)
@@ -155,21 +166,31 @@ def _assemble(
     begin = table.spans[s][0]
     end = table.spans[s + k - 1][1] if k else begin
     inserts: list[Insert] = []
+    gold_insert: dict[int, int] = {}  # gold index -> index of its insert (its label is the insert before)
     d = 0
     for slot in range(count):
         label = layout.label.format(index=slot + layout.index_base)
         if slot in gold_at:
             gold = golds[gold_at[slot]]
             if d < k:
-                inserts.append(Insert(table.spans[s + d][0], label + gold + DOCUMENT_JOINER))
+                pos = table.spans[s + d][0]
+                inserts.append(Insert(pos, label))
+                gold_insert[gold_at[slot]] = len(inserts)
+                inserts.append(Insert(pos, gold + DOCUMENT_JOINER))
             else:
-                inserts.append(Insert(end, (DOCUMENT_JOINER if slot else "") + label + gold))
+                inserts.append(Insert(end, (DOCUMENT_JOINER if slot else "") + label))
+                gold_insert[gold_at[slot]] = len(inserts)
+                inserts.append(Insert(end, gold))
         else:
             inserts.append(Insert(table.spans[s + d][0], label))
             d += 1
-    text = index.text
-    body = assemble(text, begin, end, inserts)
-    base = measure(body)
+    prefix, suffix = frame
+
+    def measure(pad: str) -> int:
+        extra = [Insert(end, pad)] if pad else []
+        return counter.count(begin, end, inserts + extra, prefix, suffix)
+
+    base = measure("")
     if base > target:
         return None
     pad = ""
@@ -181,7 +202,7 @@ def _assemble(
                 return None
             seen.add(n)
             pad = DOCUMENT_JOINER + layout.filler * n
-            got = measure(body + pad)
+            got = measure(pad)
             if got == target:
                 break
             n += target - got
@@ -189,18 +210,18 @@ def _assemble(
             return None
     if pad:
         inserts.append(Insert(end, pad))
-    context = assemble(text, begin, end, inserts)
-    chars: list[int] = []
-    for g, gold in enumerate(golds):
-        label = layout.label.format(index=slots[g] + layout.index_base)
-        chars.append(context.index(label + gold) + len(label))
+    offsets = counter.offsets(begin, end, inserts)
+    text = index.text
+    chars = [
+        len(assemble(text, begin, inserts[gold_insert[g]].pos, inserts[: gold_insert[g]])) for g in range(len(golds))
+    ]
     placement = Placement(
         start=begin,
         end=end,
         inserts=tuple(inserts),
         total_tokens=target,
-        context_tokens=index.tokenizer.count(context),
-        needle_tokens=tuple(index.tokenizer.count(context[:at]) for at in chars),
+        context_tokens=counter.count(begin, end, inserts),
+        needle_tokens=tuple(offsets[gold_insert[g]] for g in range(len(golds))),
         needle_chars=tuple(chars),
     )
     info: dict[str, object] = {
@@ -214,4 +235,37 @@ def _assemble(
     return placement, info
 
 
-__all__ = ["DOCUMENT_JOINER", "DocumentLayout", "gold_slot", "gold_slots", "place_documents"]
+class DocumentsLayout:
+    """Numbered whole documents, the draw's needles as the gold documents (the first at the grid depth's slot)."""
+
+    def place(self, view: HaystackView, request: Request) -> Placed:
+        if request.targets < len(request.needles) or not request.needles:
+            raise ContractError(
+                "a `ruler_documents` haystack takes one or more gold documents and no distractor sentences"
+            )
+        if view.passages is None:
+            view.passages = PassageTable.of(view.index.text)
+        settings: dict[str, Any] = (request.structure or {}).get("document_layout", {})
+        layout = replace(DocumentLayout(**settings), filler=str(getattr(request.builder, "filler", " .")))
+        placement, info = place_documents(
+            view.index,
+            view.passages,
+            start=request.start,
+            target=request.target,
+            golds=request.needles,
+            depth=request.depth,
+            rng=request.rng,
+            layout=layout,
+            counter=view.counter,
+            prefix=request.prefix,
+            suffix=request.suffix,
+            forbidden=request.forbidden,
+        )
+        # the first gold document follows the grid; the others sit where they were drawn
+        return Placed(placement, {"documents": info}, [request.depth, *placement.depths()[1:]])
+
+
+LAYOUTS.register("documents", LayoutSettings)(DocumentsLayout)
+
+
+__all__ = ["DOCUMENT_JOINER", "DocumentLayout", "DocumentsLayout", "gold_slot", "gold_slots", "place_documents"]

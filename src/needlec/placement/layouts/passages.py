@@ -1,4 +1,4 @@
-"""Item assembly for `passages` haystacks: whole passages, the needle between two of them, exact length.
+"""The `passages` layout (MLNeedle): whole passages, the needle between two of them, exact length.
 
 The placement engine cuts a haystack window at a token, which would cut the last passage anywhere
 (and in scripts where one character is several tokens, some lengths cannot be reached by cutting
@@ -8,23 +8,30 @@ index (0 = start, the last = end, `floor(n/2)` = middle for depth 50), padded at
 declared filler (`haystack.builder.filler`, repeated) to the exact token count. Among a few start
 passages the one that leaves the least filler is taken. The item records the passage count, the
 needle's index, the first passage and the filler tokens under `structure.passages`.
+
+Counts go through the haystack view's seam counter: a context is a run of the haystack with the
+labels, the needle and the padding inserted, so only the seams around those inserts are encoded.
+With `rank`, the distractors are the passages most similar to the question, prepared (and cached)
+before the items by `compile/ranking.py`; their context is one insert and is counted whole.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
 from needlec.haystacks.passages import PASSAGE_JOINER
-from needlec.placement.engine import Insert, Placement
+from needlec.placement.engine import Counter, Insert, Placement
+from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
 
 if TYPE_CHECKING:
-    from needlec.compile.ranking import PassageRanker, Ranking
+    from needlec.placement.view import HaystackView
     from needlec.tokenizer import Tokenizer
 
 START_TRIES = 16
@@ -74,23 +81,26 @@ def place_passages(
     depth: float,
     filler: str,
     numbered: bool,
-    measure: Callable[[str], int],
+    counter: Counter,
+    prefix: str = "",
+    suffix: str = "",
     distractors: bool = True,
 ) -> tuple[Placement, dict[str, object]]:
     """Whole passages from near `start` with the needle at the passage index for `depth`, exactly
-    `target` tokens as counted by `measure` (the context, or the whole prompt around it)."""
+    `target` tokens counted over `prefix + context + suffix` (both empty when only the context counts)."""
+    frame = (prefix, suffix)
     joiner_tokens = max(1, index.tokenizer.count(PASSAGE_JOINER))
     label_tokens = index.tokenizer.count("[10] ")
     needle_tokens = (index.tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
     first = bisect.bisect_left([a for a, _ in table.spans], start)
     if not distractors:
         result = _assemble(
-            index, table, min(first, len(table.spans) - 1), 0, needle, depth, filler, numbered, target, measure
+            index, counter, frame, table, min(first, len(table.spans) - 1), 0, needle, depth, filler, numbered, target
         )
         if result is None:
             raise ContractError(f"target length {target} is too small for the needle passage")
         return result
-    budget = target - measure("") - needle_tokens
+    budget = target - counter.encoded(prefix + suffix) - needle_tokens
     best: tuple[int, int, int] | None = None  # (slack, start passage, passages taken)
     for s in range(first, min(first + START_TRIES, len(table.spans))):
         used = 0
@@ -107,7 +117,7 @@ def place_passages(
         raise ContractError(f"target length {target} is too small for a whole passage and the needle")
     _, s, k = best
     for attempt in range(k, 0, -1):
-        result = _assemble(index, table, s, attempt, needle, depth, filler, numbered, target, measure)
+        result = _assemble(index, counter, frame, table, s, attempt, needle, depth, filler, numbered, target)
         if result is not None:
             return result
     raise ContractError(f"could not pad the passages to exactly {target} tokens with the filler {filler!r}")
@@ -115,6 +125,8 @@ def place_passages(
 
 def _assemble(
     index: HaystackIndex,
+    counter: Counter,
+    frame: tuple[str, str],
     table: PassageTable,
     s: int,
     k: int,
@@ -123,35 +135,46 @@ def _assemble(
     filler: str,
     numbered: bool,
     target: int,
-    measure: Callable[[str], int],
 ) -> tuple[Placement, dict[str, object]] | None:
-    text = index.text
     begin = table.spans[s][0]
     end = table.spans[s + k - 1][1] if k else begin
     j = passage_index(depth, k) if needle else -1
     inserts: list[Insert] = []
+    needle_at = -1  # index of the needle's insert (its label is a separate insert just before it)
     for idx in range(k):
         pos = table.spans[s + idx][0]
         if idx == j:
-            inserts.append(Insert(pos, _label(j, numbered) + needle + PASSAGE_JOINER))  # type: ignore[operator]
+            if numbered:
+                inserts.append(Insert(pos, _label(j, numbered)))
+            needle_at = len(inserts)
+            inserts.append(Insert(pos, needle + PASSAGE_JOINER))  # type: ignore[operator]
         if numbered:
             inserts.append(Insert(pos, _label(idx + (1 if 0 <= j <= idx else 0), numbered)))
     if needle and j == k:
-        inserts.append(Insert(end, (PASSAGE_JOINER if k else "") + _label(k, numbered) + needle))
-    body = _join(text, begin, end, inserts)
-    pad = _pad(body, filler, target, measure)
+        inserts.append(Insert(end, (PASSAGE_JOINER if k else "") + _label(k, numbered)))
+        needle_at = len(inserts)
+        inserts.append(Insert(end, needle))
+    prefix, suffix = frame
+    nonempty = bool(k or needle)
+
+    def measure(pad: str) -> int:
+        extra = [Insert(end, pad)] if pad else []
+        return counter.count(begin, end, inserts + extra, prefix, suffix)
+
+    pad = _pad(nonempty, filler, target, measure)
     if pad is None:
         return None
     if pad:
         inserts.append(Insert(end, pad))
-    context = _join(text, begin, end, inserts)
-    tokens = index.tokenizer.count(context)
+    tokens = counter.count(begin, end, inserts)
+    offsets = counter.offsets(begin, end, inserts) if needle else []
     needle_chars: tuple[int, ...] = ()
     needle_tokens: tuple[int, ...] = ()
     if needle:
-        at = context.index(_label(j, numbered) + needle) + len(_label(j, numbered))
-        needle_chars = (at,)
-        needle_tokens = (index.tokenizer.count(context[:at]),)
+        context_before = _join(index.text, begin, inserts[needle_at].pos, inserts[:needle_at])
+        chars = len(context_before)
+        needle_chars = (chars,)
+        needle_tokens = (offsets[needle_at],)
     placement = Placement(
         start=begin,
         end=end,
@@ -173,10 +196,11 @@ def _assemble(
     return placement, layout
 
 
-def _pad(body: str, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
-    """A blank line and `filler` repeated so that `body` + it measures exactly `target` ("" when it
-    already does); None when the body is too long or no repeat count lands on the target."""
-    base = measure(body)
+def _pad(nonempty: bool, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
+    """A blank line and `filler` repeated so that the body plus it measures exactly `target` ("" when the
+    body already does); `measure(pad)` counts the body with `pad` after it. None when the body is too
+    long or no repeat count lands on the target."""
+    base = measure("")
     if base > target:
         return None
     if base == target:
@@ -188,8 +212,8 @@ def _pad(body: str, filler: str, target: int, measure: Callable[[str], int]) -> 
         if n in seen or n < 0:
             break
         seen.add(n)
-        pad = (PASSAGE_JOINER if body else "") + filler * n
-        got = measure(body + pad)
+        pad = (PASSAGE_JOINER if nonempty else "") + filler * n
+        got = measure(pad)
         if got == target:
             return pad
         n += target - got
@@ -198,8 +222,8 @@ def _pad(body: str, filler: str, target: int, measure: Callable[[str], int]) -> 
 
 def place_ranked(
     tokenizer: Tokenizer,
-    ranker: PassageRanker,
-    ranking: Ranking,
+    ranker: Any,
+    ranking: Any,
     *,
     target: int,
     needle: str | None,
@@ -290,7 +314,7 @@ def _assemble_ranked(
     if needle:
         blocks.insert(j, needle)
     body = PASSAGE_JOINER.join(_label(i, numbered) + b for i, b in enumerate(blocks))
-    pad = _pad(body, filler, target, measure)
+    pad = _pad(bool(body), filler, target, lambda p: measure(body + p))
     return None if pad is None else (body, pad, j)
 
 
@@ -310,4 +334,56 @@ def _join(text: str, start: int, end: int, inserts: list[Insert]) -> str:
     return "".join(pieces)
 
 
-__all__ = ["PassageTable", "passage_index", "place_passages", "place_ranked"]
+class PassagesLayout:
+    """Whole passages with the needle passage at the passage index of the grid depth (one needle at most)."""
+
+    def place(self, view: HaystackView, request: Request) -> Placed:
+        if len(request.needles) > 1 or request.targets < len(request.needles):
+            raise ContractError("a `passages` haystack takes at most one needle and no distractor sentences")
+        if view.passages is None:
+            view.passages = PassageTable.of(view.index.text)
+        builder = request.builder
+        needle = request.needles[0] if request.needles else None
+        filler = str(getattr(builder, "filler", " ."))
+        numbered = bool(getattr(builder, "numbered", True))
+        distractors = bool(getattr(builder, "distractors", True))
+        rank = getattr(builder, "rank", None)
+        if rank is not None and distractors:
+            ranker = view.rankers.get(rank.model_dump_json())
+            if ranker is None:
+                raise ContractError("haystack.builder.rank: the rankings were not prepared for this haystack")
+            tokenizer = view.index.tokenizer
+            prefix, suffix = request.prefix, request.suffix
+            placement, layout = place_ranked(
+                tokenizer,
+                ranker,
+                ranker.rank(request.question, request.aliases),
+                target=request.target,
+                needle=needle,
+                depth=request.depth,
+                filler=filler,
+                numbered=numbered,
+                measure=lambda context: tokenizer.count(prefix + context + suffix),
+                rng=random.Random(hashlib.sha256(f"{request.seed}|rank".encode()).digest()),
+            )
+        else:
+            placement, layout = place_passages(
+                view.index,
+                view.passages,
+                start=request.start,
+                target=request.target,
+                needle=needle,
+                depth=request.depth,
+                filler=filler,
+                numbered=numbered,
+                counter=view.counter,
+                prefix=request.prefix,
+                suffix=request.suffix,
+                distractors=distractors,
+            )
+        return Placed(placement, {"passages": layout}, [request.depth] * len(request.needles))
+
+
+LAYOUTS.register("passages", LayoutSettings)(PassagesLayout)
+
+__all__ = ["PassageTable", "PassagesLayout", "passage_index", "place_passages", "place_ranked"]

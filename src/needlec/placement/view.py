@@ -1,0 +1,85 @@
+"""What an item's layout needs of one haystack for one tokenizer: its index, counter and lookups.
+
+A view is prepared once per (haystack, tokenizer, longest length) by the compile and shared by every
+item built over it (forked workers inherit it): the token index, the seam counter, the sentence
+starts a window may open at, the passage table of a `passages`/`documents` haystack, its rankings,
+and the occurrence lists of the leak check.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+from needlec.haystacks.index import HaystackIndex
+from needlec.placement.engine import Counter
+
+__all__ = ["HaystackView"]
+
+
+@dataclass
+class HaystackView:
+    """What an item needs of a haystack: its index for one tokenizer and where windows may start."""
+
+    index: HaystackIndex
+    counter: Counter
+    starts: list[int]  # sentence starts in the first copy (for `start: random`)
+    base_chars: int
+    _occurrences: dict[str, list[int]] = field(default_factory=dict)
+    _folded: str | None = None
+    _asked: set[str] = field(default_factory=set)
+    passages: Any = None  # PassageTable of a `passages` haystack, built on first use
+    rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (compile/ranking.py)
+
+    def occurrences(self, term: str) -> list[int]:
+        """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
+        if term not in self._occurrences:
+            if self._folded is None:
+                folded_text = self.index.text.lower()
+                # lower() keeps offsets only if no character changes length; else match exactly
+                self._folded = folded_text if len(folded_text) == len(self.index.text) else self.index.text
+            folded = self._folded
+            needle = term.lower() if folded is not self.index.text else term
+            spots = []
+            at = folded.find(needle)
+            while at >= 0:
+                end = at + len(needle)
+                if (at == 0 or not folded[at - 1].isalnum()) and (end >= len(folded) or not folded[end].isalnum()):
+                    spots.append(at)
+                at = folded.find(needle, at + 1)
+            self._occurrences[term] = spots
+        return self._occurrences[term]
+
+    def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:
+        """Terms that occur in the haystack window [start, end) (needles are not part of it).
+
+        A term asked about for the first time is searched in the window only (items of some families
+        draw fresh values every time, and a whole-haystack scan per value would dominate their cost);
+        a term asked again is searched once in the whole haystack and looked up from then on.
+        """
+        found = []
+        for term in terms:
+            if not term:
+                continue
+            if term in self._occurrences or term in self._asked:
+                spots = self.occurrences(term)
+                i = bisect.bisect_left(spots, start)
+                hit = i < len(spots) and spots[i] + len(term) <= end
+            else:
+                self._asked.add(term)
+                # a few characters beyond the window decide whether a match at its edge is a whole word
+                lo, hi = max(0, start - 1), min(len(self.index.text), end + 1)
+                window = HaystackView(self.index, self.counter, [], self.base_chars)
+                window.index = _TextOnly(self.index.text[lo:hi])  # type: ignore[assignment]
+                hit = any(lo + at >= start and lo + at + len(term) <= end for at in window.occurrences(term))
+            if hit:
+                found.append(term)
+        return found
+
+
+@dataclass
+class _TextOnly:
+    """A stand-in index holding only text: what `HaystackView.occurrences` reads (for window searches)."""
+
+    text: str
