@@ -182,9 +182,9 @@ def build_item(
     if counted_prompt or alone:
         prompt_tokens = placement.total_tokens + others
     else:
-        prompt_tokens = others + view.counter.count(
-            placement.start, placement.end, list(placement.inserts), prefix, suffix
-        )
+        inserts = list(placement.inserts)
+        delta = view.counter.frame_delta(placement.start, placement.end, inserts, prefix, suffix)
+        prompt_tokens = others + placement.context_tokens + delta
     achieved = placement.depths()
     wanted = target_depths + distractor_depths
     languages = item_languages(spec)

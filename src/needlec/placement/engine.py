@@ -143,6 +143,51 @@ class Counter:
             previous = b
         return total
 
+    def frame_delta(self, start: int, end: int, inserts: list[Insert], prefix: str, suffix: str) -> int:
+        """count(prefix + C + suffix) - count(C) for the assembled context C, from its two edge windows only.
+
+        The seam windows split C where counts add up, so only the first and the last window see the frame;
+        they are found by merging, from each edge inwards, just the insert windows that touch them (a
+        context of thousands of inserts costs a few lookups here, not a pass over all of them).
+        """
+        if not prefix and not suffix:
+            return 0
+        text = self.index.text
+        if not self.index.local:
+            context = assemble(text, start, end, inserts)
+            return self.tokenizer.count(prefix + context + suffix) - self.tokenizer.count(context)
+        idx = self.index
+        safe = idx.safe
+
+        def right(x: int) -> int:
+            j = idx.safe_at_or_after(x)
+            return safe[j] if j is not None and safe[j] < end else end
+
+        def left(x: int) -> int:
+            i = idx.safe_at_or_before(x)
+            return safe[i] if i is not None and safe[i] > start else start
+
+        head_end = right(start + 1)
+        for ins in inserts:
+            if left(ins.pos - 2) > head_end:
+                break
+            head_end = max(head_end, right(ins.pos + 1))
+        tail_start = left(end - 2)
+        for ins in reversed(inserts):
+            if right(ins.pos + 1) < tail_start:
+                break
+            tail_start = min(tail_start, left(ins.pos - 2))
+        positions = [ins.pos for ins in inserts]
+
+        def piece(a: int, b: int) -> str:
+            return assemble(text, a, b, inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)])
+
+        if tail_start <= head_end:  # one window holds both edges
+            whole = piece(start, end)
+            return self.encoded(prefix + whole + suffix) - self.encoded(whole)
+        head, tail = piece(start, head_end), piece(tail_start, end)
+        return self.encoded(prefix + head) - self.encoded(head) + self.encoded(tail + suffix) - self.encoded(tail)
+
     def offsets(self, start: int, end: int, inserts: list[Insert]) -> list[int]:
         """Tokens of the context before each insert (the count of the assembled text from `start` up to the
         insert's first character), all in one pass over the seam windows: per insert, the count up to the

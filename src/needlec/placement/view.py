@@ -32,23 +32,30 @@ class HaystackView:
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (compile/ranking.py)
 
+    def _folded_text(self) -> str:
+        if self._folded is None:
+            folded_text = self.index.text.lower()
+            # lower() keeps offsets only if no character changes length; else match exactly
+            self._folded = folded_text if len(folded_text) == len(self.index.text) else self.index.text
+        return self._folded
+
+    def _find(self, term: str, lo: int, hi: int) -> list[int]:
+        """Start offsets of `term` as a whole word or phrase, in any letter case, inside [lo, hi)."""
+        folded = self._folded_text()
+        needle = term.lower() if folded is not self.index.text else term
+        spots = []
+        at = folded.find(needle, lo, hi)
+        while at >= 0:
+            end = at + len(needle)
+            if (at == 0 or not folded[at - 1].isalnum()) and (end >= len(folded) or not folded[end].isalnum()):
+                spots.append(at)
+            at = folded.find(needle, at + 1, hi)
+        return spots
+
     def occurrences(self, term: str) -> list[int]:
         """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
         if term not in self._occurrences:
-            if self._folded is None:
-                folded_text = self.index.text.lower()
-                # lower() keeps offsets only if no character changes length; else match exactly
-                self._folded = folded_text if len(folded_text) == len(self.index.text) else self.index.text
-            folded = self._folded
-            needle = term.lower() if folded is not self.index.text else term
-            spots = []
-            at = folded.find(needle)
-            while at >= 0:
-                end = at + len(needle)
-                if (at == 0 or not folded[at - 1].isalnum()) and (end >= len(folded) or not folded[end].isalnum()):
-                    spots.append(at)
-                at = folded.find(needle, at + 1)
-            self._occurrences[term] = spots
+            self._occurrences[term] = self._find(term, 0, len(self.index.text))
         return self._occurrences[term]
 
     def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:
@@ -68,18 +75,7 @@ class HaystackView:
                 hit = i < len(spots) and spots[i] + len(term) <= end
             else:
                 self._asked.add(term)
-                # a few characters beyond the window decide whether a match at its edge is a whole word
-                lo, hi = max(0, start - 1), min(len(self.index.text), end + 1)
-                window = HaystackView(self.index, self.counter, [], self.base_chars)
-                window.index = _TextOnly(self.index.text[lo:hi])  # type: ignore[assignment]
-                hit = any(lo + at >= start and lo + at + len(term) <= end for at in window.occurrences(term))
+                hit = bool(self._find(term, start, end))
             if hit:
                 found.append(term)
         return found
-
-
-@dataclass
-class _TextOnly:
-    """A stand-in index holding only text: what `HaystackView.occurrences` reads (for window searches)."""
-
-    text: str

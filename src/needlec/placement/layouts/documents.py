@@ -88,6 +88,12 @@ def place_documents(
     first = bisect.bisect_left(starts, start)
     if first >= len(starts):
         first = 0
+    if table.blocks_ok:
+        # counting by pieces was checked on this haystack: the count of k documents is a sum of memoised
+        # piece counts, so the largest k that fits is found exactly, and one assembly usually lands
+        return _place_by_pieces(
+            index, table, first, target, golds, depth, rng, layout, counter, prefix, suffix, forbidden
+        )
     used = 0
     k = 0
     while first + k < len(table.spans):
@@ -134,17 +140,59 @@ def place_documents(
     return result
 
 
+def _place_by_pieces(
+    index: HaystackIndex,
+    table: PassageTable,
+    first: int,
+    target: int,
+    golds: Sequence[str],
+    depth: float,
+    rng: random.Random,
+    layout: DocumentLayout,
+    counter: Counter,
+    prefix: str,
+    suffix: str,
+    forbidden: Sequence[str],
+) -> tuple[Placement, dict[str, object]]:
+    """`place_documents` where whole pieces add up (`PassageTable.blocks_ok`): k from exact piece sums."""
+    enc = counter.encoded
+    base = layout.index_base
+    total = enc(prefix) + enc(suffix) + 2  # a little room for the joiner before the padding
+    total += sum(enc(gold + DOCUMENT_JOINER) + enc(layout.label.format(index=g + base)) for g, gold in enumerate(golds))
+    k = 0
+    while first + k < len(table.spans):
+        label = layout.label.format(index=k + len(golds) + base)
+        add = enc(table.piece(first + k, index.text, DOCUMENT_JOINER)) + enc(label)
+        if total + add > target:
+            break
+        total += add
+        k += 1
+    else:
+        raise ContractError(
+            f"the documents haystack runs out of documents for length {target}; raise `haystack.builder.count`"
+        )
+    state = rng.getstate()
+    result = None
+    while result is None and k >= 0:
+        rng.setstate(state)
+        result = _assemble(index, counter, (prefix, suffix), table, first, k, golds, depth, rng, layout, target)
+        if result is None:
+            k -= 1
+    if result is None:
+        raise ContractError(f"could not pad the documents to exactly {target} tokens with the filler {layout.filler!r}")
+    _check_distractors(index, table, first, k, forbidden)
+    return result
+
+
 def _check_distractors(index: HaystackIndex, table: PassageTable, first: int, k: int, forbidden: Sequence[str]) -> None:
     """Refuse a window whose distractor documents contain an answer alias or a gold entity's name."""
-    terms = [term.casefold() for term in forbidden if term]
-    for i in range(first, first + k):
-        a, b = table.spans[i]
-        text = index.text[a:b].casefold()
-        for term in terms:
-            if term in text:
-                raise ContractError(
-                    f"distractor document {i} of the haystack contains {term!r} of the item's gold facts"
-                )
+    folded, offsets = table.folded(index.text)
+    window = folded[offsets[first] : offsets[first + k]]
+    for term in (term.casefold() for term in forbidden if term):
+        at = window.find(term)
+        if at >= 0:
+            i = bisect.bisect_right(offsets, offsets[first] + at) - 1
+            raise ContractError(f"distractor document {i} of the haystack contains {term!r} of the item's gold facts")
 
 
 def _assemble(
@@ -185,11 +233,36 @@ def _assemble(
             inserts.append(Insert(table.spans[s + d][0], label))
             d += 1
     prefix, suffix = frame
+    # Counting by pieces: every document (or gold) shown with the joiner after it is one piece and every
+    # label another, each counted once and memoised; tokens do not cross a label's edges (a label starts
+    # after a blank line and ends with a line break), which is checked once per haystack against the seam
+    # counter before it is relied on.
+    pieces: list[str] = []
+    gold_piece: dict[int, int] = {}
+    d = 0
+    for slot in range(count):
+        pieces.append(layout.label.format(index=slot + layout.index_base))
+        last = slot == count - 1
+        if slot in gold_at:
+            gold_piece[gold_at[slot]] = len(pieces)
+            pieces.append(golds[gold_at[slot]] + ("" if last else DOCUMENT_JOINER))
+        else:
+            a, b = table.spans[s + d]
+            pieces.append(index.text[a:b] if last else table.piece(s + d, index.text, DOCUMENT_JOINER))
+            d += 1
+    enc = counter.encoded
+    middle = sum(enc(p) for p in pieces[1:-1])
+    by_pieces = table.blocks_ok is not False
 
     def measure(pad: str) -> int:
-        extra = [Insert(end, pad)] if pad else []
-        return counter.count(begin, end, inserts + extra, prefix, suffix)
+        if not by_pieces:
+            extra = [Insert(end, pad)] if pad else []
+            return counter.count(begin, end, inserts + extra, prefix, suffix)
+        return enc(prefix + pieces[0]) + middle + enc(pieces[-1] + pad + suffix)
 
+    if by_pieces and table.blocks_ok is None:
+        table.blocks_ok = measure("") == counter.count(begin, end, inserts, prefix, suffix)
+        by_pieces = table.blocks_ok
     base = measure("")
     if base > target:
         return None
@@ -210,18 +283,23 @@ def _assemble(
             return None
     if pad:
         inserts.append(Insert(end, pad))
-    offsets = counter.offsets(begin, end, inserts)
+    if by_pieces:
+        context_tokens = sum(enc(p) for p in pieces[:-1]) + enc(pieces[-1] + pad)
+        needle_tokens = tuple(sum(enc(p) for p in pieces[: gold_piece[g]]) for g in range(len(golds)))
+    else:
+        offsets = counter.offsets(begin, end, inserts)
+        context_tokens = counter.count(begin, end, inserts)
+        needle_tokens = tuple(offsets[gold_insert[g]] for g in range(len(golds)))
     text = index.text
-    chars = [
-        len(assemble(text, begin, inserts[gold_insert[g]].pos, inserts[: gold_insert[g]])) for g in range(len(golds))
-    ]
+    at = [gold_insert[g] for g in range(len(golds))]
+    chars = [len(assemble(text, begin, inserts[i].pos, inserts[:i])) for i in at]
     placement = Placement(
         start=begin,
         end=end,
         inserts=tuple(inserts),
         total_tokens=target,
-        context_tokens=counter.count(begin, end, inserts),
-        needle_tokens=tuple(offsets[gold_insert[g]] for g in range(len(golds))),
+        context_tokens=context_tokens,
+        needle_tokens=needle_tokens,
         needle_chars=tuple(chars),
     )
     info: dict[str, object] = {

@@ -21,7 +21,7 @@ import bisect
 import hashlib
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
@@ -44,6 +44,29 @@ class PassageTable:
 
     spans: list[tuple[int, int]]
     tokens: dict[int, int]
+    pieces: dict[int, str] = field(default_factory=dict)  # passage text + joiner, sliced once (see `piece`)
+    blocks_ok: bool | None = None  # whether counting by whole pieces matched the seam counter here
+    _folded: tuple[str, list[int]] | None = None
+
+    def folded(self, text: str) -> tuple[str, list[int]]:
+        """Every passage casefolded, joined by a NUL (no term holds one), and where each one starts in
+        that string (plus the end): built once, so a window of passages is searched as one slice."""
+        if self._folded is None:
+            parts = [text[a:b].casefold() for a, b in self.spans]
+            offsets = [0]
+            for part in parts:
+                offsets.append(offsets[-1] + len(part) + 1)
+            self._folded = ("\x00".join(parts) + "\x00", offsets)
+        return self._folded
+
+    def piece(self, i: int, text: str, joiner: str) -> str:
+        """Passage i followed by the joiner, as one string object reused across items (so the seam
+        counter's memo finds its count by a cached hash)."""
+        got = self.pieces.get(i)
+        if got is None:
+            a, b = self.spans[i]
+            got = self.pieces[i] = text[a:b] + joiner
+        return got
 
     @classmethod
     def of(cls, text: str) -> PassageTable:
