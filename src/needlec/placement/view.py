@@ -9,6 +9,7 @@ and the occurrence lists of the leak check.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,9 @@ from needlec.haystacks.index import HaystackIndex
 from needlec.placement.engine import Counter
 
 __all__ = ["HaystackView"]
+
+_RUN = re.compile(r"[^\W_]+")
+"""A maximal run of alphanumeric characters (what `str.isalnum` calls one), the unit of whole words."""
 
 
 @dataclass
@@ -29,6 +33,7 @@ class HaystackView:
     _occurrences: dict[str, list[int]] = field(default_factory=dict)
     _folded: str | None = None
     _asked: set[str] = field(default_factory=set)
+    _words: dict[str, list[int]] | None = None  # folded alphanumeric run -> its start offsets (built on demand)
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (compile/ranking.py)
 
@@ -51,6 +56,33 @@ class HaystackView:
                 spots.append(at)
             at = folded.find(needle, at + 1, hi)
         return spots
+
+    def _fresh_hit(self, term: str, start: int, end: int) -> bool:
+        """Whether a term asked about once occurs in [start, end), without a scan of the haystack.
+
+        A whole-word occurrence starts where an alphanumeric run of the text starts, so the term's first
+        run is looked up in an index of the text's runs (built once per view, on the first such term)
+        and each candidate is checked in place; terms the index cannot serve are searched in the window.
+        """
+        folded = self._folded_text()
+        needle = term.lower() if folded is not self.index.text else term
+        first = _RUN.match(needle)
+        if first is None or not needle[:1].isalnum():
+            return bool(self._find(term, start, end))
+        if self._words is None:
+            words: dict[str, list[int]] = {}
+            for match in _RUN.finditer(folded):
+                words.setdefault(match.group(), []).append(match.start())
+            self._words = words
+        spots = self._words.get(first.group(), [])
+        i = bisect.bisect_left(spots, start)
+        while i < len(spots) and spots[i] + len(needle) <= end:
+            at = spots[i]
+            after = at + len(needle)
+            if folded.startswith(needle, at) and (after >= len(folded) or not folded[after].isalnum()):
+                return True
+            i += 1
+        return False
 
     def occurrences(self, term: str) -> list[int]:
         """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
@@ -75,7 +107,7 @@ class HaystackView:
                 hit = i < len(spots) and spots[i] + len(term) <= end
             else:
                 self._asked.add(term)
-                hit = bool(self._find(term, start, end))
+                hit = self._fresh_hit(term, start, end)
             if hit:
                 found.append(term)
         return found
