@@ -11,6 +11,7 @@ spans every one of the N facts at every N.
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,8 @@ import pytest
 
 from needlec.compile.pipeline import CompileOptions, compile_spec
 from needlec.compile.plan import load_plan
+from needlec.kinds.atc.graph import GraphParams, NameSampler, generate
+from needlec.languages.kinship import load_pack
 from needlec.scoring.dataset import iter_items
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,8 +41,7 @@ def compiled(tmp: Path, spec: str, configs: set[str]) -> list[dict[str, Any]]:
 class Family:
     """A graph rebuilt from an item's `structure`: parents and children with generation gaps."""
 
-    def __init__(self, item: dict[str, Any]) -> None:
-        s = item["structure"]
+    def __init__(self, s: dict[str, Any]) -> None:
         self.name = {p["id"]: p["name"] for p in s["people"]}
         self.edges = {e["id"]: (e["elder"], e["younger"], e["generations"]) for e in s["edges"]}
         self.parents: dict[str, list[tuple[str, int]]] = defaultdict(list)
@@ -82,24 +84,23 @@ class Family:
                 stack.append((other, gens + step, (*trail, other)))
 
 
-def proof_people(family: Family, item: dict[str, Any]) -> list[str]:
+def proof_people(family: Family, s: dict[str, Any]) -> list[str]:
     """The people the proof path passes, from the subject on; asserts each edge continues the walk."""
-    q = item["structure"]["question"]
+    q = s["question"]
     upward = q["type"] != "nth_descendant"
     current, passed = q["subject"], [q["subject"]]
     for edge_id in q["proof"]:
         elder, younger, _ = family.edges[edge_id]
-        assert (younger if upward else elder) == current, (item["id"], edge_id)
+        assert (younger if upward else elder) == current, edge_id
         current = elder if upward else younger
         passed.append(current)
     return passed
 
 
-def check_question(family: Family, item: dict[str, Any]) -> list[str]:
+def check_question(family: Family, s: dict[str, Any]) -> list[str]:
     """Solve the question by search over the rebuilt graph; return the proof's people."""
-    s = item["structure"]
     q = s["question"]
-    passed = proof_people(family, item)
+    passed = proof_people(family, s)
     reached = list(family.walks(q["subject"], q["type"] != "nth_descendant"))
     if q["type"] == "eldest_ancestor":
         top = max(g for _, g, _ in reached)
@@ -111,21 +112,26 @@ def check_question(family: Family, item: dict[str, Any]) -> list[str]:
         assert passed[-1] == q["other"]
     target = passed[-1]
     assert [t for p, _, t in reached if p == target] == [tuple(passed)]  # one path only: the proof
-    answer = s["answer_text"]
-    assert item["answers"] == [[answer]]
     return passed
 
 
 def check_item(item: dict[str, Any], topology: str) -> None:
     s = item["structure"]
-    family = Family(item)
-    assert s["topology"] == topology
+    family = Family(s)
     assert len(family.edges) == len(item["needles"]) == s["steps"]
     for needle, edge_id in zip(item["needles"], s["needle_ids"], strict=True):
         elder, younger, _ = family.edges[edge_id]
         assert family.name[elder] in needle["text"] and family.name[younger] in needle["text"]
+    assert item["answers"] == [[s["answer_text"]]]
+    check_graph(s, topology, item["id"])
+
+
+def check_graph(s: dict[str, Any], topology: str, where: str) -> None:
+    """The graph of one structure has the declared shape, on the whole and on the proof path."""
+    family = Family(s)
+    assert s["topology"] == topology
     assert family.acyclic() and family.connected()
-    passed = check_question(family, item)
+    passed = check_question(family, s)
     on_path = set(passed)
     q = s["question"]
     upward = q["type"] != "nth_descendant"
@@ -137,10 +143,10 @@ def check_item(item: dict[str, Any], topology: str) -> None:
         assert most_parents == 1
         assert len(family.name) == len(family.edges) + 1
         # a branch leaves the path: someone on it, above its lowest person, has a child off it
-        assert any(child not in on_path for p in on_path if p != lowest for child, _ in family.children[p]), item["id"]
+        assert any(child not in on_path for p in on_path if p != lowest for child, _ in family.children[p]), where
     else:
         # someone on the path, below its top, has a second parent off the path
-        assert any(len(family.parents[p]) == 2 for p in on_path if p != top), item["id"]
+        assert any(len(family.parents[p]) == 2 for p in on_path if p != top), where
 
 
 # ------------------------------------------------------------------------------------------- atc-v2
@@ -196,3 +202,16 @@ def test_open_graphs_have_their_shape(tmp_path: Path, topology: str) -> None:
         s = item["structure"]
         assert s["question"]["subject"] == (s["chain"][0] if item["config"] == "nth_descendant" else s["chain"][-1])
         assert len(s["question"]["proof"]) == len(s["chain"]) - 1
+
+
+@pytest.mark.parametrize("topology", ["tree", "dag"])
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_sampled_questions_walk_the_shape(topology: str, question: str) -> None:
+    # with the subject drawn anywhere in the graph, the proof path still shows the shape
+    pack = load_pack("en")
+    for seed in range(40):
+        rng = random.Random(seed)
+        steps = rng.choice([3, 4, 5, 6, 9, 14, 30, 70])
+        params = GraphParams(steps=steps, topology=topology, question=question, subject="sampled")  # type: ignore[arg-type]
+        graph = generate(params, pack, rng, NameSampler(pack.names, rng))
+        check_graph(graph.to_structure(), topology, f"seed {seed}")
