@@ -128,6 +128,29 @@ def test_chinese_responses_right_b(metric: str, response: str, expected: float) 
     assert score(metric, response, item(ZH_NAMES, "B")) == expected
 
 
+# The scoring of the shipped ATC multiple-choice specs: the answer line (else the last line) is judged,
+# so reasoning that names several people before it does not count as a hedge.
+SHIPPED = {"metric": "circular", "extract": ["answer_line", "last_line"]}
+SHIPPED_CASES = [
+    ("Omar Haddad is Tomasz Wolski's father, and Priya Nair is Omar Haddad's mother.\nAnswer: C", "en", 1.0),
+    ("Omar Haddad is Tomasz Wolski's father, and Priya Nair is Omar Haddad's mother.\nAnswer: B or C", "en", 0.0),
+    ("The chain goes up to Priya Nair.\nThe answer is: (C)", "en", 1.0),
+    ("The chain goes up to Priya Nair.\nThe answer is: C/D", "en", 0.0),
+    ("Answer: either A or C", "en", 0.0),
+    ("推理：陈建国是赵志强的父亲，林晓梅是陈建国的母亲。\n答案：C", "zh", 1.0),
+    ("推理：陈建国是赵志强的父亲，林晓梅是陈建国的母亲。\n答案：B 或 C", "zh", 0.0),
+    ("推理：一直往上找。\n答案：C、D", "zh", 0.0),
+]
+
+
+@pytest.mark.parametrize(("response", "lang", "expected"), SHIPPED_CASES)
+def test_shipped_atc_scoring(response: str, lang: str, expected: float) -> None:
+    names = EN_NAMES if lang == "en" else ZH_NAMES
+    component = METRICS.get("circular")
+    got, _ = component.factory(component.config.model_validate(SHIPPED), response, item(names, "C"))
+    assert got == expected
+
+
 def test_the_metric_version_is_bumped() -> None:
     # version 1 credited "B or C"; items compiled with it must not be scored by the new rule silently
     for name in ("choice", "circular"):
