@@ -7,6 +7,7 @@ the question by its own graph search.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
@@ -227,12 +228,16 @@ def test_pack_contents(lang: str) -> None:
 
 
 CASES = [(lang, top, q) for lang in LANGS for top in TOPOLOGIES for q in QUESTION_TYPES]
+# The fewest sentences of each shape: a tree needs one branch beside its line, a DAG one couple
+# below the root (two chain sentences and the partner's).
+LEAST_STEPS = {"chain": 1, "tree": 2, "dag": 3}
 
 
 @pytest.mark.parametrize(("lang", "topology", "question"), CASES)
 def test_independent_parse_finds_answer_and_proof(lang: str, topology: str, question: str) -> None:
     for seed in range(8):
         steps = random.Random(seed).choice([2, 3, 5, 8, 13, 19, 33, 64])
+        steps = max(steps, LEAST_STEPS[topology])
         order = "ordered" if seed % 2 else "shuffled"
         fmt = "open" if seed % 3 == 0 else "multiple_choice"
         graph, items = make(lang, seed, steps, topology, question, order=order, answer_format=fmt)
@@ -292,7 +297,11 @@ def test_end_subject_reproduces_the_reference_question() -> None:
 @pytest.mark.parametrize("topology", TOPOLOGIES)
 def test_every_step_count_generates(topology: str) -> None:
     pack = load_pack("en")
-    counts = range(2, 513) if topology == "chain" else [*range(2, 40), 63, 64, 127, 128, 255, 256, 511, 512]
+    counts = (
+        range(2, 513)
+        if topology == "chain"
+        else [*range(LEAST_STEPS[topology], 40), 63, 64, 127, 128, 255, 256, 511, 512]
+    )
     for steps in counts:
         rng = random.Random(steps)
         graph = generate(GraphParams(steps=steps, topology=topology), pack, rng, NameSampler(pack.names, rng))  # type: ignore[arg-type]
@@ -300,12 +309,23 @@ def test_every_step_count_generates(topology: str) -> None:
         assert len(set(graph.names())) == len(graph.people)
         if topology == "chain":
             assert len(graph.people) == steps + 1 == graph.v1_label
+        # the declared shape, counted from the edges: no tree is a mere path, every DAG has a couple
+        children = collections.Counter(e.elder for e in graph.edges)
+        parents = collections.Counter(e.younger for e in graph.edges)
+        if topology == "tree":
+            assert max(parents.values()) == 1 and max(children.values()) >= 2, steps
+        if topology == "dag":
+            assert max(parents.values()) == 2, steps
 
 
 def test_steps_out_of_range_are_rejected() -> None:
     for steps in (0, 513):
         with pytest.raises(AtcGraphError):
             GraphParams(steps=steps)
+    with pytest.raises(AtcGraphError, match="tree needs at least 2"):
+        GraphParams(steps=1, topology="tree")
+    with pytest.raises(AtcGraphError, match="dag needs at least 3"):
+        GraphParams(steps=2, topology="dag")
 
 
 def test_verify_rejects_two_correct_answers() -> None:

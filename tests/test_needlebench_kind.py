@@ -7,6 +7,7 @@ never read back from the module under test.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -225,6 +226,7 @@ V1_LENGTHS = {
     "32k": [9000, 13000, 17000, 21000, 25000, 29000, 31000, 32000],
     "128k": [16000, 32000, 48000, 64000, 80000, 96000, 112000, 128000],
     "200k": [16000, 48000, 80000, 112000, 128000, 144000, 176000, 200000],
+    "256k": [32000, 128000, 256000],
     "1000k": [20000, 160000, 300000, 440000, 580000, 720000, 860000, 1000000],
 }
 
@@ -259,6 +261,26 @@ def test_shipped_spec_reproduces_the_v1_grid(size: str) -> None:
         assert plan.config(f"m-rt-{lang}-after").spec.needle.needles == len(depths)
     haystacks = {c.spec.haystack.sources[0].corpus for c in plan.configs}
     assert haystacks == {"web-bible", "prc-statutes"}
+
+
+def test_256k_has_no_v2_configs() -> None:
+    # NeedleBench v2 has no 256K grid: only the three v1 tasks, in two languages and two question positions
+    plan = load_plan(SPECS / "needlebench-256k.yaml")
+    names = {c.name for c in plan.configs}
+    assert len(names) == 12
+    assert not any(name.startswith("v2-") for name in names)
+
+
+@pytest.mark.parametrize("size", list(V1_LENGTHS))
+def test_size_files_are_what_the_script_writes(size: str) -> None:
+    # the size files are generated, never edited by hand: rerunning the script must not change them
+    path = SPECS.parents[1] / "scripts" / "build_needlebench_specs.py"
+    module_spec = importlib.util.spec_from_file_location("build_needlebench_specs", path)
+    assert module_spec is not None and module_spec.loader is not None
+    script = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(script)
+    assert size in script.SIZES
+    assert (SPECS / f"needlebench-{size}.yaml").read_text(encoding="utf-8") == script.spec_text(size)
 
 
 def test_4k_counts_match_the_paper() -> None:

@@ -12,10 +12,17 @@ a grandparent term), so every path between two people has the same generation su
 Topologies:
 - `chain`: p0 <- p1 <- ... <- p_steps, one edge per step.
 - `tree`: a main chain plus distractor branches (siblings of chain people, their children = cousins),
-  each branch edge adding one new child to an existing person.
+  each branch edge adding one new child to an existing person. The first branch hangs off a chain
+  person above the chain's end, so no tree is a mere path (needs at least 2 steps).
 - `dag`: a main chain whose people (below the root's generation) get a partner as second parent of
   the next chain person (half of the extra edges), then children of those couples (two parent edges
-  each) and single-parent children; the root p0 stays the only person at level 0.
+  each) and single-parent children; the root p0 stays the only person at level 0 (needs at least 3
+  steps: one couple below the root).
+
+Shapes are checked, not assumed: a tree's question walks a proof path that some branch leaves (a
+person on the path, other than its lowest, has a child off the path), and a DAG's proof path holds
+a person, other than its top, who has two parents (so one parent is off the path). `verify` checks
+the whole graph's shape too.
 
 The question (eldest ancestor, n-th ancestor, n-th descendant, relationship distance) is sampled along
 the graph: the queried person and `n` are drawn among all choices that have exactly one correct
@@ -27,7 +34,7 @@ answer is correct and the recorded proof path is the unique path to it.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -41,6 +48,8 @@ SubjectMode = Literal["sampled", "end"]
 
 MIN_STEPS = 1
 MAX_STEPS = 512
+MIN_TOPOLOGY_STEPS: dict[str, int] = {"chain": 1, "tree": 2, "dag": 3}
+"""Fewest sentences that can take each shape: a tree needs a branch, a DAG a couple below the root."""
 QUESTION_TYPES: tuple[QuestionType, ...] = ("eldest_ancestor", "nth_ancestor", "nth_descendant", "distance")
 TOPOLOGIES: tuple[Topology, ...] = ("chain", "tree", "dag")
 
@@ -206,6 +215,9 @@ class GraphParams:
     def __post_init__(self) -> None:
         if not MIN_STEPS <= self.steps <= MAX_STEPS:
             raise AtcGraphError(f"steps must be between {MIN_STEPS} and {MAX_STEPS}, got {self.steps}")
+        least = MIN_TOPOLOGY_STEPS[self.topology]
+        if self.steps < least:
+            raise AtcGraphError(f"a {self.topology} needs at least {least} steps, got {self.steps}")
         if not 0 < self.branch_share < 1:
             raise AtcGraphError(f"branch_share must lie strictly between 0 and 1, got {self.branch_share}")
 
@@ -308,13 +320,15 @@ def _split(steps: int, share: float) -> tuple[int, int]:
 def _build(params: GraphParams, pack: KinshipPack, rng: random.Random) -> _Draft:
     draft = _Draft()
     mode = params.gender
-    if params.topology == "chain" or params.steps < 2:
+    if params.topology == "chain":
         _chain(draft, pack, rng, mode, params.steps)
         return draft
     length, extra = _split(params.steps, params.branch_share)
     _chain(draft, pack, rng, mode, length)
     if params.topology == "tree":
-        for _ in range(extra):
+        # the first branch leaves the main line above its end (else it would only lengthen the line)
+        _child(draft, pack, rng, mode, draft.chain[rng.randrange(len(draft.chain) - 1)])
+        for _ in range(extra - 1):
             _child(draft, pack, rng, mode, rng.randrange(len(draft.genders)))
         return draft
     # dag: partners become second parents of the next chain person, then couples get children
@@ -398,14 +412,48 @@ class _Search:
         return out
 
 
+def _path_people(edges: Sequence[Edge], proof: Sequence[str]) -> tuple[set[str], str, str]:
+    """The people on a proof path, its top (the eldest) and its lowest person."""
+    index = {e.id: e for e in edges}
+    used = [index[i] for i in proof]
+    elders = {e.elder for e in used}
+    youngers = {e.younger for e in used}
+    top = next(iter(elders - youngers))
+    lowest = next(iter(youngers - elders))
+    return elders | youngers, top, lowest
+
+
+def shape_on_path(topology: Topology, edges: Sequence[Edge], proof: Sequence[str]) -> bool:
+    """Whether the question's proof path shows the declared shape.
+
+    `tree`: a person on the path, other than its lowest, has a child off the path (a branch leaves
+    the path). `dag`: a person on the path, other than its top, has two parents (one is off the path).
+    A chain always qualifies.
+    """
+    if topology == "chain" or not proof:
+        return topology == "chain"
+    on_path, top, lowest = _path_people(edges, proof)
+    if topology == "tree":
+        return any(e.elder in on_path and e.elder != lowest and e.younger not in on_path for e in edges)
+    parents: dict[str, int] = {}
+    for e in edges:
+        parents[e.younger] = parents.get(e.younger, 0) + 1
+    return any(parents.get(p, 0) >= 2 for p in on_path if p != top)
+
+
 def _only(found: dict[str, set[int]], distance: int) -> list[str]:
     return sorted(p for p, d in found.items() if distance in d)
 
 
 def _candidates(
-    qtype: QuestionType, subject: str, search: _Search, rng: random.Random, end: tuple[str, str, int] | None
+    qtype: QuestionType,
+    subject: str,
+    search: _Search,
+    rng: random.Random,
+    end: tuple[str, str, int] | None,
+    accept: Callable[[tuple[str, ...]], bool],
 ) -> Question | None:
-    """A question about `subject` with exactly one answer reached by one path, or None."""
+    """A question about `subject` with exactly one answer reached by one path that `accept`s, or None."""
     upward = qtype != "nth_descendant"
     found = search.reach(subject, upward)
     if not found or any(len(d) != 1 for d in found.values()):
@@ -426,7 +474,7 @@ def _candidates(
     rng.shuffle(choices)
     for answer, n, other in choices:
         paths = search.paths(subject, answer, upward)
-        if len(paths) != 1:
+        if len(paths) != 1 or not accept(paths[0]):
             continue
         if qtype == "distance":
             return Question(type=qtype, subject=subject, answer=str(dist[answer]), proof=paths[0], other=other)
@@ -440,14 +488,18 @@ def _ask(
     search = _Search(edges)
     root, last = chain[0], chain[-1]
     levels = {p.id: p.level for p in people}
+
+    def accept(proof: tuple[str, ...]) -> bool:
+        return shape_on_path(params.topology, edges, proof)
+
     if params.subject == "end":
         if params.question == "nth_descendant":
-            return _candidates(params.question, root, search, rng, (root, last, levels[last]))
-        return _candidates(params.question, last, search, rng, (last, root, levels[last]))
+            return _candidates(params.question, root, search, rng, (root, last, levels[last]), accept)
+        return _candidates(params.question, last, search, rng, (last, root, levels[last]), accept)
     subjects = [p.id for p in people if p.id != root] if params.question != "nth_descendant" else [p.id for p in people]
     rng.shuffle(subjects)
     for subject in subjects:
-        q = _candidates(params.question, subject, search, rng, None)
+        q = _candidates(params.question, subject, search, rng, None, accept)
         if q is not None:
             return q
     return None
@@ -506,6 +558,7 @@ def verify(graph: KinGraph, pack: KinshipPack) -> None:
             raise AtcGraphError(f"edge {e.id}: term {e.term} spans {term.generations} generations, not {e.generations}")
         if graph.gender_mode == "consistent" and term.gender not in ("either", graph.person(e.elder).gender):
             raise AtcGraphError(f"edge {e.id}: term {e.term} does not fit {graph.person(e.elder).name}'s gender")
+    _verify_shape(graph)
     q = graph.question
     search = _Search(graph.edges)
     upward = q.type != "nth_descendant"
@@ -531,3 +584,26 @@ def verify(graph: KinGraph, pack: KinshipPack) -> None:
     paths = search.paths(q.subject, target, upward)
     if len(paths) != 1 or paths[0] != q.proof:
         raise AtcGraphError(f"the proof path {list(q.proof)} is not the unique path from the subject to the answer")
+    if not shape_on_path(graph.topology, graph.edges, q.proof):
+        raise AtcGraphError(f"the proof path of this {graph.topology} does not show its shape")
+
+
+def _verify_shape(graph: KinGraph) -> None:
+    """The whole graph has its declared shape: a chain is one line, a tree branches, a DAG has a couple."""
+    parents: dict[str, int] = {}
+    children: dict[str, int] = {}
+    for e in graph.edges:
+        parents[e.younger] = parents.get(e.younger, 0) + 1
+        children[e.elder] = children.get(e.elder, 0) + 1
+    most_parents = max(parents.values(), default=0)
+    most_children = max(children.values(), default=0)
+    roots = [p.id for p in graph.people if p.id not in parents]
+    if graph.root not in roots or (graph.topology != "dag" and roots != [graph.root]):
+        # a DAG's partners have no recorded parents; a chain or tree has one root only
+        raise AtcGraphError(f"the {graph.topology} has roots {roots}, which does not fit its root {graph.root}")
+    if graph.topology == "chain" and (most_parents > 1 or most_children > 1):
+        raise AtcGraphError("the chain is not a single line of descent")
+    if graph.topology == "tree" and (most_parents > 1 or most_children < 2):
+        raise AtcGraphError("the tree has a person with two parents, or no branch")
+    if graph.topology == "dag" and most_parents < 2:
+        raise AtcGraphError("the DAG has no person with two parents")

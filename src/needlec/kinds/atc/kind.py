@@ -16,10 +16,11 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from needlec.kinds.atc.graph import (
     MAX_STEPS,
+    MIN_TOPOLOGY_STEPS,
     GenderMode,
     GraphParams,
     NameSampler,
@@ -53,8 +54,9 @@ class AtcNeedle(StrictModel):
     language: Literal["en", "zh"] = Field("en", description="Language pack of the facts, question and examples.")
     topology: Topology = Field(
         "chain",
-        description="`chain` (one line of descent), `tree` (plus sibling and cousin branches) or `dag` "
-        "(people with two parents).",
+        description="`chain` (one line of descent), `tree` (plus sibling and cousin branches, one of them "
+        "off the question's proof path; at least 2 steps) or `dag` (people with two parents, one of them on "
+        "the proof path; at least 3 steps).",
     )
     steps: list[int] = Field(
         min_length=1,
@@ -113,6 +115,16 @@ class AtcNeedle(StrictModel):
             if not 1 <= n <= MAX_STEPS:
                 raise ValueError(f"every step count must be between 1 and {MAX_STEPS}, got {n}")
         return value
+
+    @model_validator(mode="after")
+    def _fits_topology(self) -> AtcNeedle:
+        least = MIN_TOPOLOGY_STEPS[self.topology]
+        small = sorted({n for n in self.steps if n < least})
+        if small:
+            raise ValueError(
+                f"a {self.topology} needs at least {least} kinship sentences per item; steps {small} are too few"
+            )
+        return self
 
 
 class AtcKind(NeedleKindBase):

@@ -1,16 +1,23 @@
 """Multiple-choice metrics: `choice` (one option picked) and `circular` (CircularEval groups).
 
-The chosen options are every option letter written on its own (A, (B), "C.", "Answer: D") and
-every option text found as a whole word. Exactly one chosen option that is the right one
-scores 1; a response that picks several options, or none, scores 0, so listing every option
-never pays.
+The chosen options are every option letter written on its own (A, (B), "C.", "Answer: D", "答案是B",
+full-width letters included) and every option text found as a whole word. Exactly one chosen
+option that is the right one scores 1; a response that picks several options, or none, scores 0,
+so listing every option never pays and a hedge ("B or C", "B/C", "B 或 C", "either A or D",
+"B、C") is wrong even when one of its options is right.
+
+Version 2: a lone capital "A" or "I" followed by a lower-case word is taken for the English article
+or pronoun ("A good guess is B") only when that word is not one that follows an option ("or",
+"and", "is", ...); version 1 dropped every letter followed by a lower-case word, so "A or D" and
+"B or C" counted as one option.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -43,14 +50,59 @@ def _right_letter(item: Mapping[str, Any], options: list[tuple[str, str]]) -> st
     return None
 
 
+# Capital letters that are also English words (the article "A", the pronoun "I").
+_WORD_LETTERS = frozenset({"A", "I"})
+# Lower-case words that follow a letter naming an option, not the article or pronoun: "A or D",
+# "A and B", "A is right", "either A nor B". "I" and "A" before any other lower-case word are English.
+_AFTER_OPTION = frozenset(
+    {
+        "or",
+        "and",
+        "nor",
+        "vs",
+        "versus",
+        "but",
+        "then",
+        "too",
+        "also",
+        "is",
+        "was",
+        "seems",
+        "appears",
+        "looks",
+        "sounds",
+        "fits",
+        "matches",
+        "would",
+        "could",
+        "should",
+        "might",
+        "must",
+        "will",
+        "can",
+        "may",
+    }
+)
+
+
+def _names_letter(text: str, letter: str) -> bool:
+    """Whether `letter` stands alone somewhere in `text` as an option letter."""
+    pattern = rf"(?<![A-Za-z0-9]){re.escape(letter)}(?![A-Za-z0-9])(?:\s+([a-z]+)\b)?"
+    for match in re.finditer(pattern, text):
+        follower = match.group(1)
+        if letter in _WORD_LETTERS and follower is not None and follower not in _AFTER_OPTION:
+            continue  # "A good guess", "I think": English, not an option
+        return True
+    return False
+
+
 def chosen_options(response: str, options: list[tuple[str, str]], letters: bool = True) -> set[str]:
     """Letters of every option the response picks, by letter or by text."""
     picked: set[str] = set()
     if letters:
+        text = unicodedata.normalize("NFKC", response)  # full-width Ｂ is B
         for letter, _ in options:
-            # A capital letter standing alone; "A" or "I" followed by a lower-case word is English.
-            pattern = rf"(?<![A-Za-z0-9]){re.escape(letter)}(?![A-Za-z0-9])(?!\s+[a-z])"
-            if re.search(pattern, response):
+            if _names_letter(text, letter):
                 picked.add(letter)
     norm = resolve("standard")
     said = normalize(response, norm)
@@ -63,6 +115,8 @@ def chosen_options(response: str, options: list[tuple[str, str]], letters: bool 
 
 class ChoiceConfig(MetricConfig):
     """Score 1 when the response picks exactly one option and it is the right one."""
+
+    VERSION: ClassVar[int] = 2
 
     metric: Literal["choice"] = Field(description="Multiple choice: exactly one option, the right one, is picked.")
     letters: bool = Field(True, description="Accept option letters (A, B, ...) as well as option texts.")
