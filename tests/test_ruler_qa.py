@@ -57,6 +57,13 @@ def _items(dataset: Path, config: str, tokenizer: str = "cl100k_base") -> list[d
     return [json.loads(line) for line in lines]
 
 
+def _prompt_tokens(encoding: tiktoken.Encoding, item: dict[str, Any]) -> int:
+    """The prompt RULER's rule counts (the shipped spec's `length.reserve`): the user message and the
+    answer prefix, encoded apart as the spec counts messages without a chat template."""
+    assert len(item["messages"]) == 1 and item["length_reserve"] == "max_new_tokens"
+    return len(encoding.encode(item["messages"][0]["content"])) + len(encoding.encode(item["answer_prefix"]))
+
+
 def _context(item: dict[str, Any]) -> str:
     span = item["context_span"]
     return str(item["messages"][span["message"]]["content"][span["start"] : span["end"]])
@@ -79,7 +86,7 @@ def test_answer_only_in_the_gold_document_and_lengths_exact(dataset: Path, confi
     assert len(items) == len(LENGTHS) * len(DEPTHS) * REPEATS
     for item in items:
         context = _context(item)
-        assert len(encoding.encode(context)) == item["context_length"]
+        assert _prompt_tokens(encoding, item) + item["max_new_tokens"] == item["context_length"]
         docs = _documents(context)
         assert [n for n, _ in docs] == list(range(1, len(docs) + 1))
         (aliases,) = item["answers"]
@@ -146,7 +153,7 @@ def test_passkey_items(dataset: Path) -> None:
     encoding = tiktoken.get_encoding("cl100k_base")
     for item in _items(dataset, "passkey"):
         context = _context(item)
-        assert len(encoding.encode(context)) == item["context_length"]
+        assert _prompt_tokens(encoding, item) + item["max_new_tokens"] == item["context_length"]
         keys = re.findall(r"The access code is (\d+)\.", context)
         assert keys and set(keys) == {item["answers"][0][0]}
         assert 1 <= int(keys[0]) <= 50_000

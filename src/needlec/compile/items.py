@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from needlec.compile.frame import prompt_frame, reserved_tokens
 from needlec.compile.overlap import precision
 from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, random_depths, render_messages
 from needlec.dataset.item import (
@@ -284,11 +285,12 @@ def build_item(
     spec = config.spec
     seed, rng, start, draw = draw_item(config, key, view, kind)
     messages = render_messages(spec, draw.question, draw.values)
-    user = messages[-1]["content"]
-    prefix, suffix = user.split(CONTEXT_SENTINEL)
-    tokenizer = view.index.tokenizer
-    others = sum(tokenizer.count(m["content"]) for m in messages[:-1])
+    prefix, suffix = messages[-1]["content"].split(CONTEXT_SENTINEL)
     counted_prompt = spec.length.counted == "prompt"
+    # what is counted around the context: the rendered chat where the tokenizer has a chat template
+    frame = prompt_frame(messages, view.index.tokenizer, _answer_prefix(spec, draw) if spec.length.reserve else None)
+    others = frame.others
+    reserve = reserved_tokens(spec, draw.max_new_tokens or spec.prompt.max_new_tokens)
     multi = spec.placement.multi
     if isinstance(multi, RandomDepths):
         drawn = random_depths(multi.random, len(draw.needles) + len(draw.distractors), rng)
@@ -301,18 +303,22 @@ def build_item(
     builder = spec.haystack.builder
     alone = spec.length.counted == "needles"
     if alone:  # the needles are the whole context: no haystack text, no length target
-        placement = needles_alone(view.index.tokenizer, texts, spec.placement.joiner_text(), prefix, suffix)
+        placement = needles_alone(view.index.tokenizer, texts, spec.placement.joiner_text(), frame.prefix, frame.suffix)
         target_depths = list(placement.depths()[: len(draw.needles)])
         distractor_depths = list(placement.depths()[len(draw.needles) :])
     elif getattr(builder, "type", None) == "passages":
         # whole passages and a declared filler instead of a token cut (see compile/passages.py)
-        placement, layout = _place_passages(view, spec, key, draw, start, prefix, suffix, others, seed)
+        placement, layout = _place_passages(
+            view, spec, key, draw, start, frame.prefix, frame.suffix, others + reserve, seed
+        )
         structure = {**(structure or {}), "passages": layout}
         target_depths = [key.depth] * len(texts)
         distractor_depths = []
     elif getattr(builder, "type", None) == "ruler_documents" or "document_layout" in (structure or {}):
         # numbered whole documents, the gold ones at grid-controlled slots (see compile/documents.py)
-        placement, layout = _place_documents(view, spec, key, draw, start, prefix, suffix, others, rng)
+        placement, layout = _place_documents(
+            view, spec, key, draw, start, frame.prefix, frame.suffix, others + reserve, rng
+        )
         structure = {**(structure or {}), "documents": layout}
         # the first gold document follows the grid; the others sit where they were drawn
         target_depths = [key.depth, *placement.depths()[1:]]
@@ -322,13 +328,13 @@ def build_item(
             view.index,
             view.counter,
             start=start,
-            target=key.length - spec.length.buffer - (others if counted_prompt else 0),
+            target=key.length - spec.length.buffer - (others + reserve if counted_prompt else 0),
             needles=texts,
             depths=target_depths + distractor_depths,
             snap=spec.placement.snap,
             joiner=spec.placement.joiner_text(),
-            prefix=prefix if counted_prompt else "",
-            suffix=suffix if counted_prompt else "",
+            prefix=frame.prefix if counted_prompt else "",
+            suffix=frame.suffix if counted_prompt else "",
             window=spec.placement.window,
         )
     context = placement.context(view.index.text)
@@ -337,7 +343,7 @@ def build_item(
         prompt_tokens = placement.total_tokens + others
     else:
         prompt_tokens = others + view.counter.count(
-            placement.start, placement.end, list(placement.inserts), prefix, suffix
+            placement.start, placement.end, list(placement.inserts), frame.prefix, frame.suffix
         )
     achieved = placement.depths()
     wanted = target_depths + distractor_depths
@@ -369,6 +375,7 @@ def build_item(
         context_tokens=placement.context_tokens,
         prompt_tokens=prompt_tokens,
         length_counted=spec.length.counted,
+        length_reserve=spec.length.reserve,
         depth_percent=key.depth,
         needles=placed,
         languages=languages,
