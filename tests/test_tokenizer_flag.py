@@ -251,7 +251,8 @@ def test_reserve_keeps_the_reply_budget_free(model_dir: Path, tmp_path: Path) ->
     import needlec
 
     out = tmp_path / "out"
-    needlec.compile(_spec(tmp_path, reserve="max_new_tokens"), out, tokenizers=[str(model_dir), "cl100k_base"])
+    path = _spec(tmp_path, reserve="max_new_tokens")
+    needlec.compile(path, out, tokenizers=[str(model_dir), "cl100k_base"])
     tok = raw(model_dir / "tokenizer.json")
     for item in _rows(out, "default", "tiny_chat_0_1b"):
         prompt = chat_by_hand(_messages(item)) + "The pass phrase is"
@@ -262,6 +263,11 @@ def test_reserve_keeps_the_reply_budget_free(model_dir: Path, tmp_path: Path) ->
     for item in _rows(out, "default", "cl100k_base"):
         contents = sum(len(encoding.encode(m["content"])) for m in item["messages"])
         assert contents + len(encoding.encode("The pass phrase is")) + 24 == item["context_length"]
+    # the site's length-contract line counts the reply's budget too: every item is on its length
+    from needlec.site.collect import collect
+
+    pairs = [pair for values in collect(path, out).lengths_achieved.values() for pair in values]
+    assert len(pairs) == 12 and all(target == achieved for target, achieved in pairs)
 
 
 def test_a_template_that_drops_the_message_is_refused(model_dir: Path, tmp_path: Path) -> None:
