@@ -118,6 +118,13 @@ def test_tokenizer_arguments_name_their_splits(model_dir: Path, tmp_path: Path) 
     assert slug_label("..") == "tokenizer"
     with pytest.raises(TokenizerError, match="did you mean 'cl100k_base'"):
         tokenizer_argument("cl100k")
+    assert HFTokenizer(model_dir, "tiny").chat_template is not None
+    assert HFTokenizer(model_dir, "tiny", chat_template=False).chat_template is None
+    from needlec.compile.plan import load_plan
+    from needlec.errors import NeedlecError
+
+    with pytest.raises(NeedlecError, match="tiny_chat_0_1b come from more than one tokenizer"):
+        load_plan(SPECS / "niah.yaml", tokenizers=[folder, tokenizer_argument(str(model_dir / "tokenizer.json"))])
 
 
 def test_hub_ids_come_from_the_local_cache_only(model_dir: Path, tmp_path: Path) -> None:
@@ -311,7 +318,8 @@ def test_shipped_ruler_follows_its_length_rule_for_a_model_tokenizer(model_dir: 
     options = CompileOptions(
         select={"config": configs, "length": {"4096"}, "repeat": {"0"}, "depth": {"0", "50"}},
         progress=False,
-        tokenizers=[tokenizer_argument(str(model_dir)), tokenizer_argument("cl100k_base")],
+        # a tokenizer.json path: its folder's chat template comes with it
+        tokenizers=[tokenizer_argument(str(model_dir / "tokenizer.json")), tokenizer_argument("cl100k_base")],
     )
     out = tmp_path / "ruler"
     compile_spec(ROOT / "specs" / "ruler.yaml", out, options)
