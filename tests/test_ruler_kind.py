@@ -79,7 +79,10 @@ def test_every_task_compiles_with_exact_lengths(dataset: Path) -> None:
         assert len(items) == len(LENGTHS) * REPEATS
         assert {item["task"] for item in items} == {config}
         for item in items:
-            assert len(encoding.encode(_context(item))) == item["context_length"]
+            # RULER's rule: the prompt (the user message and the answer prefix) plus the reply's budget
+            prompt = len(encoding.encode(item["messages"][-1]["content"])) + len(encoding.encode(item["answer_prefix"]))
+            assert prompt + item["max_new_tokens"] == item["context_length"], item["id"]
+            assert len(item["messages"]) == 1 and item["length_reserve"] == "max_new_tokens"
             assert item["answer_prefix"] and item["answer_prefix"].startswith(("The secret", "Answer:"))
 
 

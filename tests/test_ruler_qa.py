@@ -57,6 +57,13 @@ def _items(dataset: Path, config: str, tokenizer: str = "cl100k_base") -> list[d
     return [json.loads(line) for line in lines]
 
 
+def _prompt_tokens(encoding: tiktoken.Encoding, item: dict[str, Any]) -> int:
+    """The prompt RULER's rule counts (the shipped spec's `length.reserve`): the user message and the
+    answer prefix, encoded apart as the spec counts messages without a chat template."""
+    assert len(item["messages"]) == 1 and item["length_reserve"] == "max_new_tokens"
+    return len(encoding.encode(item["messages"][0]["content"])) + len(encoding.encode(item["answer_prefix"]))
+
+
 def _context(item: dict[str, Any]) -> str:
     span = item["context_span"]
     return str(item["messages"][span["message"]]["content"][span["start"] : span["end"]])
@@ -79,7 +86,7 @@ def test_answer_only_in_the_gold_document_and_lengths_exact(dataset: Path, confi
     assert len(items) == len(LENGTHS) * len(DEPTHS) * REPEATS
     for item in items:
         context = _context(item)
-        assert len(encoding.encode(context)) == item["context_length"]
+        assert _prompt_tokens(encoding, item) + item["max_new_tokens"] == item["context_length"]
         docs = _documents(context)
         assert [n for n, _ in docs] == list(range(1, len(docs) + 1))
         (aliases,) = item["answers"]
@@ -146,7 +153,7 @@ def test_passkey_items(dataset: Path) -> None:
     encoding = tiktoken.get_encoding("cl100k_base")
     for item in _items(dataset, "passkey"):
         context = _context(item)
-        assert len(encoding.encode(context)) == item["context_length"]
+        assert _prompt_tokens(encoding, item) + item["max_new_tokens"] == item["context_length"]
         keys = re.findall(r"The access code is (\d+)\.", context)
         assert keys and set(keys) == {item["answers"][0][0]}
         assert 1 <= int(keys[0]) <= 50_000
@@ -176,8 +183,8 @@ def test_counted_prompt_is_exact_for_filler_word_list_and_document_haystacks(tmp
 
 
 def _hand_index(docs: list[str]) -> tuple[Any, Any]:
-    from needlec.placement.layouts.passages import PassageTable
     from needlec.haystacks.index import Haystack, HaystackIndex
+    from needlec.placement.layouts.passages import PassageTable
     from needlec.tokenizer import _tiktoken
 
     text = "\n\n".join(docs)
@@ -222,9 +229,9 @@ def test_place_documents_by_hand(depth: float, expected_number: int | None) -> N
 def test_place_documents_refuses_a_distractor_holding_the_answer() -> None:
     import random
 
+    from needlec.errors import ContractError
     from needlec.placement.engine import Counter
     from needlec.placement.layouts.documents import DocumentLayout, place_documents
-    from needlec.errors import ContractError
 
     docs = [f"Filler record {i} tells of the harbour at Oskwith and its grey boats." for i in range(400)]
     docs[3] = "Tassin Orrow once sold rope in the harbour at Oskwith."

@@ -68,6 +68,7 @@ def compile(
     verify: bool = False,
     cache_dir: str | Path | None = None,
     progress: bool = False,
+    tokenizers: Iterable[str] | None = None,
 ) -> CompileResult:
     """Compile a spec into a dataset folder, exactly as `needlec compile` does.
 
@@ -82,6 +83,9 @@ def compile(
         verify: re-encode every assembled context in full to double-check its token count.
         cache_dir: the cache of downloads and filter runs (default: the user cache folder).
         progress: show progress bars on stderr.
+        tokenizers: compile for these tokenizers instead of the spec's, like `--tokenizer`: tiktoken
+            encoding names, `tokenizer.json` files or model folders (relative paths against the
+            current folder), or Hugging Face Hub ids found in the local Hugging Face cache.
 
     Returns:
         A `CompileResult`: `out_dir`, `items`, `tokens`, `estimated_bytes` and the written
@@ -92,6 +96,7 @@ def compile(
             length, depth or overlap contract (`ContractError`).
     """
     from needlec.compile.pipeline import CompileOptions, compile_spec
+    from needlec.tokenizer import tokenizer_argument
 
     chosen: dict[str, set[str]] = {}
     for key, values in (select or {}).items():
@@ -104,6 +109,7 @@ def compile(
         progress=progress,
         verify=verify,
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
+        tokenizers=[tokenizer_argument(t) for t in ([tokenizers] if isinstance(tokenizers, str) else tokenizers or [])],
     )
     return compile_spec(spec, out_dir, options)
 

@@ -14,6 +14,7 @@ import importlib.resources
 import os
 import tempfile
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -60,7 +61,16 @@ class HFTokenizerConfig(StrictModel):
 
     type: Literal["hf"] = Field(description="Selects a Hugging Face tokenizer file.")
     path: str = Field(
-        description="Path to a `tokenizer.json`, relative to the spec file.", examples=["tokenizers/llama3.json"]
+        description="Path to a tokenizer file, or to a model folder holding `tokenizer.json`, relative to the "
+        "spec file. A model folder (or a file named exactly `tokenizer.json`, whose folder is then read as one) "
+        "may also hold the model's chat template (`chat_template` in `tokenizer_config.json`, or "
+        "`chat_template.jinja`), which `counted: prompt` then counts.",
+        examples=["tokenizers/llama3.json"],
+    )
+    chat_template: bool = Field(
+        True,
+        description="Count the model folder's chat template with `counted: prompt` when it has one; `false` "
+        "counts the messages' content only.",
     )
     name: str = Field(
         pattern=r"^[A-Za-z0-9_.]+$",
@@ -73,8 +83,24 @@ class HFTokenizerConfig(StrictModel):
         return self.name
 
 
+@dataclass(frozen=True)
+class ChatTemplate:
+    """A model's chat template (Jinja source) and the special-token strings it may refer to.
+
+    Read from a model folder; rendered by `compile/frame.py`, which counts the chat a model sees.
+    """
+
+    source: str
+    tokens: tuple[tuple[str, str], ...]  # e.g. ("bos_token", "<s>"), from tokenizer_config.json
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
+
+
 class Tokenizer(ABC):
-    """Counts and segments text. All counts are of plain text: special tokens are not parsed.
+    """Counts and segments text. tiktoken counts plain text (special tokens are not parsed); a
+    Hugging Face tokenizer matches its added tokens in the text, as it does for a model's chat.
 
     This is the contract of a tokenizer kind: `TOKENIZERS` registers, beside each kind's config
     model (with a `type` tag and a `label` property naming it in ids), a factory
@@ -83,6 +109,7 @@ class Tokenizer(ABC):
 
     name: str
     vocab_sha256: str
+    chat_template: ChatTemplate | None = None
 
     @abstractmethod
     def encode(self, text: str) -> list[int]: ...
@@ -101,7 +128,10 @@ class Tokenizer(ABC):
         return None
 
     def describe(self) -> dict[str, str]:
-        return {"name": self.name, "vocab_sha256": self.vocab_sha256, "kind": type(self).__name__}
+        out = {"name": self.name, "vocab_sha256": self.vocab_sha256, "kind": type(self).__name__}
+        if self.chat_template is not None:  # only then, so other manifests keep their bytes
+            out["chat_template_sha256"] = self.chat_template.sha256
+        return out
 
 
 def _tiktoken_cache_dir() -> str:
@@ -176,22 +206,33 @@ class TiktokenTokenizer(Tokenizer):
 
 
 class HFTokenizer(Tokenizer):
-    def __init__(self, path: Path, name: str) -> None:
+    """A `tokenizer.json` (and, from a model folder, its chat template).
+
+    The file's truncation and padding settings are switched off: they are meant for model inputs
+    (all-MiniLM-L6-v2's file truncates to 128 tokens and pads to 128), and would make every count
+    wrong and every search for a length run long.
+    """
+
+    def __init__(self, path: Path, name: str, chat_template: bool = True) -> None:
         from tokenizers import Tokenizer as RawTokenizer
 
+        folder = model_folder(path)
+        file = folder / TOKENIZER_FILE if folder is not None else path
         try:
-            data = path.read_bytes()
+            data = file.read_bytes()
             self._tok = RawTokenizer.from_str(data.decode("utf-8"))
         except FileNotFoundError:
-            raise TokenizerError(f"tokenizer file not found: {path}") from None
+            raise TokenizerError(f"tokenizer file not found: {file}") from None
+        except IsADirectoryError:
+            raise TokenizerError(f"{file} is a folder, not a tokenizer file") from None
         except Exception as exc:  # the tokenizers package raises bare Exceptions on bad files
-            raise TokenizerError(f"cannot load tokenizer {path}: {exc}") from None
-        # counting must see the whole text: a file's truncation (BERT's 128 tokens) or padding settings
-        # would cap or inflate every count
+            raise TokenizerError(f"cannot load tokenizer {file}: {exc}") from None
         self._tok.no_truncation()
         self._tok.no_padding()
         self.name = name
         self.vocab_sha256 = hashlib.sha256(data).hexdigest()
+        if chat_template and folder is not None:
+            self.chat_template = read_chat_template(folder)
 
     def encode(self, text: str) -> list[int]:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
@@ -236,7 +277,7 @@ def tiktoken_tokenizer(config: TiktokenConfig, base_dir: Path) -> Tokenizer:
 @TOKENIZERS.register("hf", HFTokenizerConfig)
 def hf_tokenizer(config: HFTokenizerConfig, base_dir: Path) -> Tokenizer:
     """A Hugging Face `tokenizer.json`; the path resolves against the spec's folder."""
-    return _hf(str((base_dir / config.path).resolve()), config.name)
+    return _hf(str((base_dir / config.path).resolve()), config.name, config.chat_template)
 
 
 def load_tokenizer(config: Any, base_dir: Path) -> Tokenizer:
@@ -246,5 +287,130 @@ def load_tokenizer(config: Any, base_dir: Path) -> Tokenizer:
 
 
 @functools.cache
-def _hf(path: str, name: str) -> HFTokenizer:
-    return HFTokenizer(Path(path), name)
+def _hf(path: str, name: str, chat_template: bool = True) -> HFTokenizer:
+    return HFTokenizer(Path(path), name, chat_template)
+
+
+TOKENIZER_FILE = "tokenizer.json"
+CONFIG_FILE = "tokenizer_config.json"
+TEMPLATE_FILE = "chat_template.jinja"
+MAX_TEMPLATE_BYTES = 1 << 20
+"""Largest chat template or tokenizer_config.json read (chat templates are a few KB)."""
+
+
+def model_folder(path: Path) -> Path | None:
+    """The model folder `path` names: itself when a folder, its parent when a file named `tokenizer.json`."""
+    if path.is_dir():
+        return path
+    if path.name == TOKENIZER_FILE:
+        return path.parent
+    return None
+
+
+def _read_small(path: Path) -> str:
+    if path.stat().st_size > MAX_TEMPLATE_BYTES:
+        raise TokenizerError(f"{path} is larger than {MAX_TEMPLATE_BYTES:,} bytes; it cannot be a tokenizer config")
+    return path.read_text(encoding="utf-8")
+
+
+def _token_text(value: Any) -> str | None:
+    """A special token as tokenizer_config.json writes it: a string, or an added-token mapping."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return str(value["content"])
+    return None
+
+
+def read_chat_template(folder: Path) -> ChatTemplate | None:
+    """The chat template of a model folder (None when it has none), as `transformers` finds it:
+    `chat_template.jinja` first, else `chat_template` in `tokenizer_config.json` (a string, or a
+    list of named templates of which `default` is used). Special tokens come from the config."""
+    import json
+
+    config: dict[str, Any] = {}
+    config_path = folder / CONFIG_FILE
+    if config_path.is_file():
+        try:
+            loaded = json.loads(_read_small(config_path))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise TokenizerError(f"{config_path} is not valid JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise TokenizerError(f"{config_path} must hold a JSON object")
+        config = loaded
+    source: Any = None
+    if (folder / TEMPLATE_FILE).is_file():
+        source = _read_small(folder / TEMPLATE_FILE)
+    else:
+        source = config.get("chat_template")
+        if isinstance(source, list):
+            named = {t.get("name"): t.get("template") for t in source if isinstance(t, dict)}
+            source = named.get("default")
+    if source is None:
+        return None
+    if not isinstance(source, str):
+        raise TokenizerError(f"{config_path}: `chat_template` must be a string or a list of named templates")
+    tokens = tuple(
+        sorted(
+            (key, text)
+            for key, value in config.items()
+            if key.endswith("_token") and (text := _token_text(value)) is not None
+        )
+    )
+    return ChatTemplate(source=source, tokens=tokens)
+
+
+def slug_label(text: str) -> str:
+    """A tokenizer label from a file, folder or Hub id: lowercase letters, digits and `_`."""
+    import re
+
+    label = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:64].strip("_")
+    return label or "tokenizer"
+
+
+def _hub_folder(repo_id: str) -> Path:
+    """The local Hugging Face cache's snapshot folder holding `repo_id`'s `tokenizer.json`.
+
+    needlec never downloads a tokenizer itself (the network is used only by sources and filters a
+    spec names); fetch it once with the Hugging Face CLI, or point at a local folder instead.
+    """
+    hint = (
+        f"{repo_id!r} is not in the local Hugging Face cache; download it first "
+        f"(`hf download {repo_id} tokenizer.json tokenizer_config.json`) or give a local path"
+    )
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        raise TokenizerError(hint + " (the huggingface_hub package is not installed)") from None
+    found = try_to_load_from_cache(repo_id, TOKENIZER_FILE)
+    if not isinstance(found, str):
+        raise TokenizerError(hint)
+    return Path(found).parent
+
+
+def tokenizer_argument(value: str, cwd: Path | None = None) -> TiktokenConfig | HFTokenizerConfig:
+    """The tokenizer a command-line value names: a tiktoken encoding, a local tokenizer file or
+    model folder (relative to `cwd`), or a Hugging Face Hub id found in the local cache.
+
+    The label (split name, item ids) is the encoding, else a slug of the file's stem, the folder's
+    name or the id's last part."""
+    from needlec.registry import did_you_mean
+
+    value = value.strip()
+    if value in TIKTOKEN_TABLES:
+        return TiktokenConfig(type="tiktoken", encoding=value)  # type: ignore[arg-type]
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    if path.exists():
+        folder = model_folder(path)
+        named = folder if folder is not None else path.with_suffix("")
+        return HFTokenizerConfig(type="hf", path=str(path.resolve()), name=slug_label(named.name), chat_template=True)
+    parts = value.split("/")
+    if len(parts) == 2 and all(parts) and not value.startswith((".", "~")):
+        folder = _hub_folder(value)
+        return HFTokenizerConfig(type="hf", path=str(folder), name=slug_label(parts[1]), chat_template=True)
+    raise TokenizerError(
+        f"--tokenizer {value!r}: not a tiktoken encoding ({', '.join(TIKTOKEN_TABLES)}), an existing "
+        f"tokenizer file or model folder, or a Hub id (owner/name){did_you_mean(value, list(TIKTOKEN_TABLES))}"
+    )

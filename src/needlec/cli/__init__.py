@@ -48,6 +48,7 @@ def _parse_select(values: list[str]) -> dict[str, set[str]]:
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from needlec.compile.pipeline import CompileOptions, compile_spec
+    from needlec.tokenizer import tokenizer_argument
 
     options = CompileOptions(
         jobs=args.jobs,
@@ -59,6 +60,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         max_items=args.max_items,
         max_bytes=args.max_bytes,
         strict=args.strict,
+        tokenizers=[tokenizer_argument(t) for t in args.tokenizer],
     )
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
     result = compile_spec(args.spec, out, options)
@@ -204,6 +206,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=V1,V2",
         help="compile only items whose config, tokenizer, length, depth, haystack or repeat is listed "
         "(repeatable, e.g. --select length=1000 --select config=single)",
+    )
+    p.add_argument(
+        "--tokenizer",
+        action="append",
+        default=[],
+        metavar="NAME|PATH|HUB_ID",
+        help="compile for this tokenizer instead of the spec's (repeatable): a tiktoken encoding "
+        "(cl100k_base, o200k_base), a tokenizer.json file or a model folder holding one (its chat template, if "
+        "any, is counted under `length.counted: prompt`), or a Hugging Face Hub id already in the local "
+        "Hugging Face cache; the split is named after the encoding, file, folder or id",
     )
     p.add_argument(
         "--verify",

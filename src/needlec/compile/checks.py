@@ -23,9 +23,10 @@ def check_item(item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool) -> li
     """
     problems = []
     counted = item.context_tokens if spec.length.counted != "prompt" else item.prompt_tokens
+    reserve = (item.max_new_tokens or 0) if spec.length.reserve else 0  # RULER's rule: the reply's budget
     if spec.length.counted == "needles":
         pass  # no target: the needles are the whole context and the length is what they measure
-    elif abs(counted - (wanted := item.context_length - spec.length.buffer)) > spec.length.tolerance:
+    elif abs(counted - (wanted := item.context_length - spec.length.buffer - reserve)) > spec.length.tolerance:
         problems.append(f"{item.id}: {counted} tokens, target {wanted}")
     for i, needle in enumerate(item.needles):
         if needle.role != "target" or spec.length.counted == "needles":

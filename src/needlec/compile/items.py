@@ -9,6 +9,7 @@ import dataclasses
 import random
 from typing import Any, Literal
 
+from needlec.compile.frame import prompt_frame, reserved_tokens
 from needlec.compile.overlap import precision
 from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, random_depths, render_messages
 from needlec.dataset.item import (
@@ -134,11 +135,12 @@ def build_item(
     spec = config.spec
     seed, rng, start, draw = draw_item(config, key, view, kind)
     messages = render_messages(spec, draw.question, draw.values)
-    user = messages[-1]["content"]
-    prefix, suffix = user.split(CONTEXT_SENTINEL)
-    tokenizer = view.index.tokenizer
-    others = sum(tokenizer.count(m["content"]) for m in messages[:-1])
+    prefix, suffix = messages[-1]["content"].split(CONTEXT_SENTINEL)
     counted_prompt = spec.length.counted == "prompt"
+    # what is counted around the context: the rendered chat where the tokenizer has a chat template
+    frame = prompt_frame(messages, view.index.tokenizer, _answer_prefix(spec, draw) if spec.length.reserve else None)
+    others = frame.others
+    reserve = reserved_tokens(spec, draw.max_new_tokens or spec.prompt.max_new_tokens)
     multi = spec.placement.multi
     if isinstance(multi, RandomDepths):
         drawn = random_depths(multi.random, len(draw.needles) + len(draw.distractors), rng)
@@ -148,14 +150,15 @@ def build_item(
         distractor_depths = [distractor_depth(key.depth, rng) for _ in draw.distractors]
     texts = list(draw.needles) + list(draw.distractors)
     request = Request(
-        target=key.length - spec.length.buffer - (others if counted_prompt else 0),
+        target=key.length - spec.length.buffer - (others + reserve if counted_prompt else 0),
         depth=key.depth,
         needles=texts,
         targets=len(draw.needles),
         depths=target_depths + distractor_depths,
         start=start,
-        prefix=prefix if counted_prompt else "",
-        suffix=suffix if counted_prompt else "",
+        prefix=frame.prefix if counted_prompt else "",
+        suffix=frame.suffix if counted_prompt else "",
+        frame=(frame.prefix, frame.suffix),
         seed=seed,
         rng=rng,
         forbidden=draw.forbidden,
@@ -183,7 +186,7 @@ def build_item(
         prompt_tokens = placement.total_tokens + others
     else:
         inserts = list(placement.inserts)
-        delta = view.counter.frame_delta(placement.start, placement.end, inserts, prefix, suffix)
+        delta = view.counter.frame_delta(placement.start, placement.end, inserts, frame.prefix, frame.suffix)
         prompt_tokens = others + placement.context_tokens + delta
     achieved = placement.depths()
     wanted = target_depths + distractor_depths
@@ -215,6 +218,7 @@ def build_item(
         context_tokens=placement.context_tokens,
         prompt_tokens=prompt_tokens,
         length_counted=spec.length.counted,
+        length_reserve=spec.length.reserve,
         depth_percent=key.depth,
         needles=placed,
         languages=languages,

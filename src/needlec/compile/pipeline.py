@@ -70,6 +70,7 @@ class CompileOptions:
     max_items: int | None = None  # None: the default ceiling of compile/size.py
     max_bytes: int | None = None
     strict: bool = False  # warnings (e.g. a repeated haystack) become errors
+    tokenizers: list[Any] = field(default_factory=list)  # tokenizer configs replacing the spec's (--tokenizer)
 
 
 @dataclass
@@ -340,7 +341,7 @@ def compile_spec(
     """Compile a spec into `out_dir` (atomically), or only size it up with `dry_run`."""
     options = options or CompileOptions()
     cache_dir = options.cache_dir or default_cache_dir()
-    plan = load_plan(spec_path, cache_dir)
+    plan = load_plan(spec_path, cache_dir, options.tokenizers or None)
     _check_select(plan, options.select)
     size = plan_size(plan, options.select)
     if options.dry_run:

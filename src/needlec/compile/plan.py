@@ -10,7 +10,7 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,13 +173,19 @@ def _validate(data: dict[str, Any], doc: Document, root: KeyPath) -> tuple[Spec 
         return None, problems_from(exc, doc, json_schema(), root)
 
 
-def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
-    """Load, validate and resolve a spec file; raises SpecError listing every problem found."""
+def load_plan(path: str | Path, cache_dir: Path | None = None, tokenizers: Sequence[Any] | None = None) -> Plan:
+    """Load, validate and resolve a spec file; raises SpecError listing every problem found.
+
+    `tokenizers` (tokenizer configs, e.g. from `--tokenizer`) replace the spec's own in every
+    config: the same spec compiled for a model's own tokenizer.
+    """
     path = Path(path)
     doc = load_file(path)
     base, problems = _validate(doc.data, doc, ())
     if base is None:
         raise SpecError(_unique(problems))
+    if tokenizers:
+        base = _with_tokenizers(base, tokenizers)
     problems.extend(_name_problems(base, doc))
     if problems:
         raise SpecError(_unique(problems))
@@ -211,6 +217,8 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
         spec, found = _validate(data, merged, ())
         problems.extend(_in_variant(p, combo, doc) for p in found)
         if spec is not None:
+            if tokenizers:
+                spec = _with_tokenizers(spec, tokenizers)
             name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
             configs.append(ConfigPlan(name, tuple(combo), spec, redraw))
             problems.extend(_preflight(spec, merged, path, cache_dir))
@@ -222,6 +230,18 @@ def load_plan(path: str | Path, cache_dir: Path | None = None) -> Plan:
             [Problem("variant values must give distinct config names", doc.locate(("variants",)), "variants")]
         )
     return Plan(path=path, doc=doc, spec=base, configs=tuple(configs), spec_sha256=doc.sha256)
+
+
+def _with_tokenizers(spec: Spec, tokenizers: Sequence[Any]) -> Spec:
+    """The spec with its tokenizers replaced; labels must stay distinct (they name splits)."""
+    labels = [t.label for t in tokenizers]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise NeedlecError(
+            f"--tokenizer: the name(s) {', '.join(twice)} come from more than one tokenizer; "
+            "give each tokenizer a file or folder of its own name"
+        )
+    return spec.model_copy(update={"tokenizers": list(tokenizers)})
 
 
 def _redraw(doc: Document, combo: tuple[tuple[str, str], ...]) -> tuple[bool, list[Problem]]:
@@ -333,6 +353,15 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
             )
         )
     problems.extend(_budget_problems(spec, kind, doc))
+    if spec.length.reserve is not None and (draw.max_new_tokens or spec.prompt.max_new_tokens) is None:
+        problems.append(
+            Problem(
+                "`reserve: max_new_tokens` needs a generation budget, and neither `prompt.max_new_tokens` nor "
+                "the needle kind sets one",
+                doc.locate(("length", "reserve")),
+                "length.reserve",
+            )
+        )
     ctx = SourceContext(spec_dir=path.resolve().parent, cache_dir=cache_dir or Path("."))
     sources: list[SourceSpec] = list(spec.haystack.sources)
     for i, source in enumerate(sources):

@@ -107,10 +107,18 @@ class Item(_Row):
     tokenizer: str = Field(description="Label of the tokenizer the lengths are exact for.")
     context_length: int = Field(description="Target length in tokens.")
     context_tokens: int = Field(description="Tokens of the context (haystack plus needles).")
-    prompt_tokens: int = Field(description="Tokens of every message's content.")
+    prompt_tokens: int = Field(
+        description="Tokens of every message's content; for a tokenizer with a chat template, of the chat it "
+        "renders (generation prompt included). With `length_reserve` set, the answer prefix counts too."
+    )
     length_counted: Literal["context", "prompt", "needles"] = Field(
         description="What `context_length` counts; `needles`: the context is the needles alone and "
         "`context_length` is the length they achieved."
+    )
+    length_reserve: Literal["max_new_tokens"] | None = Field(
+        default=None,
+        description="Set when the spec's length rule reserves the reply's budget (RULER's rule): "
+        "`prompt_tokens + max_new_tokens` equals `context_length` (less the spec's buffer).",
     )
     depth_percent: float = Field(description="Grid depth in percent.")
     needles: list[Needle] = Field(

@@ -192,6 +192,8 @@ def _read(bench: Benchmark, folder: Path) -> Benchmark:
             for item in _rows(folder / entry["path"], ROWS_READ_PER_FILE):
                 pairs.extend((n["target_depth_percent"], n["depth_percent"]) for n in item["needles"])
                 counted = item["prompt_tokens"] if item.get("length_counted") == "prompt" else item["context_tokens"]
+                if item.get("length_reserve") == "max_new_tokens":  # RULER's rule: the reply's budget counts
+                    counted += item.get("max_new_tokens", 0)
                 lengths.append((item["context_length"], counted))
                 if entry is info["files"][0]:
                     candidates.append(item)

@@ -184,8 +184,9 @@ class LengthSpec(StrictModel):
 
     counted: Literal["context", "prompt", "needles"] = Field(
         "context",
-        description="`context`: haystack plus needles; `prompt`: every message's "
-        "content in full (chat-template tokens of a particular model are not counted); `needles`: the "
+        description="`context`: haystack plus needles; `prompt`: every message's content in full or, for a "
+        "tokenizer with a chat template, the whole chat that template renders (its special tokens and the "
+        "generation prompt included); `needles`: the "
         "context is the needles alone, in the kind's order, joined by the placement joiner, with no "
         "haystack text and no length target (the achieved length is recorded; the grid's single length "
         "is only a label in item ids).",
@@ -203,12 +204,26 @@ class LengthSpec(StrictModel):
         "of its length. Not allowed with `counted: needles`.",
         examples=[200],
     )
+    reserve: Literal["max_new_tokens"] | None = Field(
+        None,
+        description="`max_new_tokens`: RULER's length rule. The prompt is cut so that its tokens plus the "
+        "item's `max_new_tokens` (the reply's budget) equal the grid length minus `buffer`, exactly for "
+        "each tokenizer (with its chat template where it has one); the answer prefix, which the runner sends "
+        "as the start of the reply, counts as prompt. Items record `length_reserve`. Needs "
+        "`counted: prompt` and a `max_new_tokens` (from `prompt` or the needle kind). Null: the length "
+        "counts the prompt or context alone.",
+        examples=["max_new_tokens"],
+    )
 
     @model_validator(mode="after")
     def _buffer(self) -> LengthSpec:
         if self.buffer and self.counted == "needles":
             raise KeyedValueError(
                 "`buffer` has no meaning when `counted` is `needles` (there is no length target)", "buffer"
+            )
+        if self.reserve is not None and self.counted != "prompt":
+            raise KeyedValueError(
+                "`reserve` keeps the reply's tokens free of the whole prompt: it needs `counted: prompt`", "reserve"
             )
         return self
 

@@ -44,7 +44,8 @@ class Request:
 
     `needles` holds the targets first, then the distractors; `depths` their target depths (percent).
     `target` is the token count the counted text must have: the context, or, when the prompt is
-    counted, `prefix + context + suffix` (both empty otherwise).
+    counted, `prefix + context + suffix` (both empty otherwise). `frame` is the text around the context
+    as the model sees it (the chat template applied where the tokenizer has one), counted or not.
     """
 
     target: int
@@ -55,6 +56,7 @@ class Request:
     start: int
     prefix: str
     suffix: str
+    frame: tuple[str, str]
     seed: int
     rng: random.Random
     forbidden: tuple[str, ...]

@@ -19,8 +19,9 @@ class AloneLayout:
     """The needles joined in order; each needle's depth is where it landed."""
 
     def place(self, view: HaystackView, request: Request) -> Placed:
+        prefix, suffix = request.frame  # no length target: the prompt around the needles is measured as is
         placement = needles_alone(
-            view.index.tokenizer, request.needles, request.placement.joiner_text(), request.prefix, request.suffix
+            view.index.tokenizer, request.needles, request.placement.joiner_text(), prefix, suffix
         )
         return Placed(placement, target_depths=list(placement.depths()))
 
