@@ -61,22 +61,14 @@ class HaystackView:
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (compile/ranking.py)
 
     def occurrences(self, term: str) -> list[int]:
-        """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
+        """Start offsets of `term` as a whole word or phrase (a substring in scripts without spaces),
+        in any letter case and Unicode form (cached)."""
         if term not in self._occurrences:
-            if self._folded is None:
-                folded_text = self.index.text.lower()
-                # lower() keeps offsets only if no character changes length; else match exactly
-                self._folded = folded_text if len(folded_text) == len(self.index.text) else self.index.text
-            folded = self._folded
-            needle = term.lower() if folded is not self.index.text else term
-            spots = []
-            at = folded.find(needle)
-            while at >= 0:
-                end = at + len(needle)
-                if (at == 0 or not folded[at - 1].isalnum()) and (end >= len(folded) or not folded[end].isalnum()):
-                    spots.append(at)
-                at = folded.find(needle, at + 1)
-            self._occurrences[term] = spots
+            from needlec.languages.words import folded_text
+
+            # the script-aware word table: whole words where the script has spaces, substrings in
+            # Chinese or Thai, NFKC and case folding with offsets kept in the original text
+            self._occurrences[term] = folded_text(self.index.text).starts(term)
         return self._occurrences[term]
 
     def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:
