@@ -12,9 +12,10 @@ case-folded, runs of letters/marks/digits as words, and every Han, Hiragana, Kat
 character as a token of its own.
 
 Stemmed figures (`rouge1_stemmed`, ...) follow `rouge-score`'s `use_stemmer=True`: the Porter
-stemmer (NLTK's, which `rouge-score` depends on) applied to every token longer than three
-characters, here only to ASCII tokens (it is an English stemmer). "eating" and "eats" then
-both count as "eat", so a question and a needle that share only a word stem show it.
+stemmer (`languages/stem.py`, which stems exactly as NLTK's that `rouge-score` uses, without
+importing NLTK) applied to every token longer than three characters, here only to ASCII tokens
+(it is an English stemmer). "eating" and "eats" then both count as "eat", so a question and a
+needle that share only a word stem show it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from dataclasses import dataclass, field
 
 import regex
 
+from needlec.languages.stem import stem
 from needlec.spec.models import Budget
-from needlec.util.stem import stem
 
 _TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}]|[\p{L}\p{M}\p{N}]+", regex.V1)
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")

@@ -199,7 +199,7 @@ class AnswerCandidatesFilter(EditParams):
 
 def cue_stems(words: Sequence[str]) -> list[str]:
     """Distinct Porter stems of the words that are not question-frame words, in order."""
-    from needlec.util.stem import stem
+    from needlec.languages.stem import stem
 
     out: list[str] = []
     for word in words:
