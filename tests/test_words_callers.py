@@ -6,9 +6,15 @@ results are worked out by hand from the short texts.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from filter_helpers import filtered, write_spec
+
 from needlec.compile.items import HaystackView
+from needlec.compile.overlap import UnicodeTokenizer
 from needlec.haystacks.index import Haystack, HaystackIndex
 from needlec.placement.engine import Counter
+from needlec.scoring.normalize import find_word
 from needlec.tokenizer import _tiktoken
 
 
@@ -40,3 +46,36 @@ def test_leak_check_offsets_stay_in_the_original_text_when_folding_changes_lengt
     view = _view(text)
     assert view.occurrences("strasse") == [4, 21]
     assert view.occurrences("Fluss") == [32]
+
+
+def test_literal_terms_find_thai_inside_thai_and_respect_devanagari_vowel_signs(tmp_path: Path) -> None:
+    # Thai has no spaces between words: กรุงเทพ (Bangkok) inside a sentence is a match. A Devanagari
+    # vowel sign continues its word: राम is not in रामायण, but is in "राम घर गया".
+    text = "ฉันไปกรุงเทพเมื่อวาน\nरामायण एक ग्रंथ है।\nराम घर गया।\nThe tram left."
+    spec = write_spec(tmp_path, text, [{"type": "literal_terms", "terms": ["กรุงเทพ", "राम"]}])
+    out, _ = filtered(spec, tmp_path / "cache")
+    assert out == "रामायण एक ग्रंथ है।\nThe tram left."
+
+
+def test_name_collisions_follow_the_word_table(tmp_path: Path) -> None:
+    # "Mei" occurs next to Han characters (a boundary), "Ram" only inside "Rama", "Yuki" nowhere
+    text = "这是Mei的书。 Rama went home."
+    spec = write_spec(tmp_path, text, [{"type": "name_collisions", "names": ["Mei", "Ram", "Yuki"]}])
+    _, stage = filtered(spec, tmp_path / "cache")
+    assert stage.exclusions() == {"names": ["Mei"]}
+
+
+def test_overlap_tokens_split_han_after_digits_and_latin() -> None:
+    # every Han character is a token of its own, also right after a number or a Latin word
+    assert UnicodeTokenizer().tokenize("在1873年东京 abc東") == ["在", "1873", "年", "东", "京", "abc", "東"]
+    assert UnicodeTokenizer().tokenize("राम घर") == ["राम", "घर"]
+
+
+def test_scoring_whole_word_rule_is_unchanged() -> None:
+    # the cases of the scoring page's table, through the word table now
+    assert find_word("beside", "esi") == -1
+    assert find_word("noah", "noa") == -1
+    assert find_word("esi s house", "esi") == 0
+    assert find_word("我去过东京两次", "东京") == 3
+    assert find_word("उत्तर रामा है", "राम") == -1
+    assert find_word("هل هو سامي", "سامي") == 6

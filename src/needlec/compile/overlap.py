@@ -8,8 +8,9 @@ vocabulary leave the bit vector unchanged and are skipped), so a context costs o
 
 `rouge-score`'s default tokenizer drops every non-ASCII character (Chinese, Hindi or Arabic text
 would score 0 even when identical), so a Unicode-aware tokenizer is used instead: NFKC,
-case-folded, runs of letters/marks/digits as words, and every Han, Hiragana, Katakana or Thai
-character as a token of its own.
+case-folded, runs of letters/marks/digits as words, and every character of a script written
+without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, Bopomofo: the word table of
+`languages/words.py`) as a token of its own, also right after digits or Latin letters.
 
 Stemmed figures (`rouge1_stemmed`, ...) follow `rouge-score`'s `use_stemmer=True`: the Porter
 stemmer (`languages/stem.py`, which stems exactly as NLTK's that `rouge-score` uses, without
@@ -25,12 +26,11 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-import regex
-
 from needlec.languages.stem import stem
+from needlec.languages.words import word_token_regex
 from needlec.spec.models import Budget
 
-_TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}]|[\p{L}\p{M}\p{N}]+", regex.V1)
+_TOKEN = word_token_regex()
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 METRICS = ("rouge1", "rouge2", "rougeL")
 STEMMED = tuple(f"{m}_stemmed" for m in METRICS)

@@ -9,8 +9,8 @@ Rules:
 
 * A *word character* is a letter, a combining mark (Devanagari and Arabic vowel signs belong to
   their word), a digit or `_`.
-* Han, Hiragana, Katakana, Bopomofo, Thai, Lao, Khmer, Myanmar, Tibetan and the Tai scripts are
-  written without spaces between words (*unspaced*). A term matches as a *whole word* when no
+* Han (every CJK ideograph block, radicals, iteration marks), Hiragana, Katakana, Bopomofo, Thai,
+  Lao, Khmer and Myanmar are written without spaces between words (*unspaced*). A term matches as a *whole word* when no
   character of a spaced script's word continues it on either side: the edge rule is checked per
   side, between the term's edge character and its neighbour in the text, and a side where either
   one is unspaced (or not a word character) needs no boundary. So 东京 is found in 我去过东京两次,
@@ -32,6 +32,10 @@ import bisect
 import re
 import unicodedata
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import regex
 
 __all__ = [
     "SENTENCE_END",
@@ -47,18 +51,17 @@ __all__ = [
     "is_unspaced",
     "is_word_char",
     "joins",
+    "term_regex",
     "unspaced_class",
+    "word_token_regex",
 ]
 
 UNSPACED_RANGES: tuple[tuple[int, int, str], ...] = (
     (0x0E00, 0x0E7F, "Thai"),
     (0x0E80, 0x0EFF, "Lao"),
-    (0x0F00, 0x0FFF, "Tibetan"),
     (0x1000, 0x109F, "Myanmar"),
     (0x1780, 0x17FF, "Khmer"),
-    (0x1950, 0x19DF, "Tai Le, New Tai Lue"),
     (0x19E0, 0x19FF, "Khmer symbols"),
-    (0x1A20, 0x1AAF, "Tai Tham"),
     (0x2E80, 0x2FDF, "CJK radicals, Kangxi radicals"),
     (0x3000, 0x303F, "CJK symbols (iteration marks, ideographic zero)"),
     (0x3040, 0x309F, "Hiragana"),
@@ -70,7 +73,6 @@ UNSPACED_RANGES: tuple[tuple[int, int, str], ...] = (
     (0x4E00, 0x9FFF, "CJK unified ideographs"),
     (0xA9E0, 0xA9FF, "Myanmar extended B"),
     (0xAA60, 0xAA7F, "Myanmar extended A"),
-    (0xAA80, 0xAADF, "Tai Viet"),
     (0xF900, 0xFAFF, "CJK compatibility ideographs"),
     (0xFF66, 0xFF9F, "half-width Katakana"),
     (0x1B000, 0x1B2FF, "Kana supplement and extensions"),
@@ -125,6 +127,40 @@ def unspaced_class() -> str:
     for lo, hi, _ in UNSPACED_RANGES:
         parts.append(f"\\U{lo:08x}-\\U{hi:08x}")
     return "[" + "".join(parts) + "]"
+
+
+@lru_cache(maxsize=1)
+def _spaced_word_class() -> str:
+    """A `regex` (V1) class of the word characters of spaced scripts."""
+    return "[[\\p{L}\\p{M}\\p{N}_]--" + unspaced_class() + "]"
+
+
+def term_regex(term: str, whole_word: bool = True) -> regex.Pattern[str]:
+    """A compiled `regex` pattern that finds the already folded `term` in folded text by the
+    module's rule: where the term's edge character is a word character of a spaced script, no such
+    character may stand next to it; elsewhere (Chinese, Thai, punctuation) no boundary is needed."""
+    import regex
+
+    body = regex.escape(term)
+    if whole_word and term:
+        spaced = _spaced_word_class()
+        if is_word_char(term[0]) and not is_unspaced(term[0]):
+            body = f"(?<!{spaced})" + body
+        if is_word_char(term[-1]) and not is_unspaced(term[-1]):
+            body += f"(?!{spaced})"
+    return regex.compile(body, regex.V1)
+
+
+@lru_cache(maxsize=1)
+def word_token_regex() -> regex.Pattern[str]:
+    """Words as tokens: each word character of an unspaced script on its own, and runs of the word
+    characters (letters, marks, digits) of spaced scripts."""
+    import regex
+
+    unspaced = unspaced_class()
+    return regex.compile(
+        f"[[\\p{{L}}\\p{{M}}\\p{{N}}]&&{unspaced}]|[[\\p{{L}}\\p{{M}}\\p{{N}}]--{unspaced}]+", regex.V1
+    )
 
 
 def fold(text: str, casefold: bool = True) -> str:
