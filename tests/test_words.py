@@ -32,6 +32,14 @@ def test_chinese_term_inside_chinese_text() -> None:
     assert spans("我去过东京两次", "东京") == [(3, 5)]
 
 
+def test_full_width_punctuation_in_chinese_text_keeps_offsets() -> None:
+    # 我 去 过 东 京 ， 两 次 ！: NFKC turns the full-width marks into ASCII ones, one for one
+    text = FoldedText("我去过东京，两次！")
+    assert text.folded == "我去过东京,两次!"
+    assert text.find("两次") == [(6, 8)]
+    assert text.find("京，两") == [(4, 7)]
+
+
 def test_latin_term_inside_a_longer_word_is_not_a_match() -> None:
     assert spans("category", "cat") == []
     assert spans("Catalan", "Cat") == []
@@ -131,7 +139,7 @@ def test_long_text_offsets_across_pieces() -> None:
 
 
 _ALPHABET = st.sampled_from(
-    [*"abcsSß İıiI東京两次1873 ,.ﬁﬀ", "\u0301", "\u0308", "é", "e", "ｶ", "ﾞ", "ガ", "ᄀ", "ᅡ", "가", "ि", "क"]
+    [*"abcsSß İıiI東京两次1873 ,.，！ﬁﬀ", "\u0301", "\u0308", "é", "e", "ｶ", "ﾞ", "ガ", "ᄀ", "ᅡ", "가", "ि", "क"]
 )
 
 

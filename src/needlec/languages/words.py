@@ -204,6 +204,19 @@ _JOINING = re.compile(r"[\uff9e\uff9f\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\ud7
 _PIECE = 4096  # characters per piece tried at once; a piece that does not fold one to one is halved
 
 
+@lru_cache(maxsize=1)
+def _joining_search() -> regex.Pattern[str]:
+    """Finds a combining mark or a character of `_JOINING` (the `regex` module knows categories)."""
+    import regex
+
+    return regex.compile("[\\p{M}" + _JOINING.pattern[1:])
+
+
+def _has_joining(text: str) -> bool:
+    """Whether some character of `text` could combine with the one before it when normalised."""
+    return _joining_search().search(text) is not None
+
+
 def _starts_piece(text: str, i: int) -> bool:
     """Whether a piece may start at `i`: the character there cannot combine with the one before."""
     ch = text[i]
@@ -282,16 +295,28 @@ class FoldedText:
     def _one_to_one(self, piece: str) -> str | None:
         """The folded piece when folding maps each character to exactly one character, else None.
 
-        A piece already in NFKC whose case folding keeps its length (case folding works character
-        by character) and stays in NFKC folds character by character, one to one."""
+        Without combining marks or jamo nothing composes across characters, so NFKC maps each
+        character on its own to one or more characters, and an unchanged length means one each
+        (full-width punctuation in Chinese text, `，` -> `,`); case folding works character by
+        character too. A piece with marks must already be in NFKC (as most text is)."""
+        nfkc = piece
         if not unicodedata.is_normalized("NFKC", piece):
-            return None
+            if _has_joining(piece):
+                return None
+            nfkc = unicodedata.normalize("NFKC", piece)
+            if len(nfkc) != len(piece):
+                return None
         if not self.casefold:
-            return piece
-        out = piece.casefold()
-        if len(out) != len(piece) or not unicodedata.is_normalized("NFKC", out):
+            return nfkc
+        out = nfkc.casefold()
+        if len(out) != len(nfkc):
             return None
-        return out
+        if unicodedata.is_normalized("NFKC", out):
+            return out
+        if _has_joining(out):
+            return None
+        again = unicodedata.normalize("NFKC", out)
+        return again if len(again) == len(out) else None
 
     def original(self, position: int) -> int | None:
         """The original offset of folded `position` (a start or an end), or None inside a unit."""
