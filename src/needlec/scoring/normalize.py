@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from needlec.languages import words
 from needlec.spec.base import StrictModel
 
 _WS = re.compile(r"\s+")
@@ -114,58 +115,13 @@ def normalize_cached(text: str, norm: Normalization) -> str:
     return normalize(text, norm)
 
 
-# Scripts written without spaces between words: a match there needs no word boundary.
-_CONTINUOUS_RANGES: tuple[tuple[int, int], ...] = (
-    (0x0E00, 0x0EFF),  # Thai, Lao
-    (0x1000, 0x109F),  # Myanmar
-    (0x1780, 0x17FF),  # Khmer
-    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi
-    (0x3040, 0x30FF),  # Hiragana, Katakana
-    (0x3100, 0x312F),  # Bopomofo
-    (0x31F0, 0x31FF),  # Katakana extensions
-    (0x3400, 0x4DBF),  # CJK extension A
-    (0x4E00, 0x9FFF),  # CJK unified ideographs
-    (0xF900, 0xFAFF),  # CJK compatibility ideographs
-    (0xFF66, 0xFF9F),  # half-width Katakana
-    (0x20000, 0x3FFFF),  # CJK extensions B and later
-)
-
-
-@lru_cache(maxsize=8192)
-def is_continuous_script(ch: str) -> bool:
-    """True for characters of scripts that do not separate words with spaces (CJK, Thai, ...)."""
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _CONTINUOUS_RANGES)
-
-
-@lru_cache(maxsize=8192)
-def is_word_char(ch: str) -> bool:
-    """Letters, digits and combining marks (Devanagari vowel signs belong to their word)."""
-    return ch.isalnum() or unicodedata.category(ch)[0] == "M" or ch == "_"
-
-
-def _joins(a: str, b: str) -> bool:
-    """Whether characters `a` and `b`, side by side, belong to one word of a spaced script."""
-    return is_word_char(a) and is_word_char(b) and not is_continuous_script(a) and not is_continuous_script(b)
-
-
 def find_word(haystack: str, needle: str, whole_word: bool = True) -> int:
     """Index of the first occurrence of `needle` in `haystack` that respects word boundaries, or -1.
 
     An occurrence is rejected when the character just before it and the needle's first character
     both belong to a word of a space-separated script, or likewise at its end; so "esi" is not
     found in "beside" but "东京" is found in "我去过东京两次". Both strings must be normalised alike.
+    Word characters and the scripts written without spaces are the word table's
+    (`languages/words.py`), which leak checks, filters and ranking use too.
     """
-    if not needle:
-        return -1
-    start = haystack.find(needle)
-    while start != -1:
-        end = start + len(needle)
-        if not whole_word:
-            return start
-        left_ok = start == 0 or not _joins(haystack[start - 1], needle[0])
-        right_ok = end == len(haystack) or not _joins(needle[-1], haystack[end])
-        if left_ok and right_ok:
-            return start
-        start = haystack.find(needle, start + 1)
-    return -1
+    return words.find_term(haystack, needle, whole_word)

@@ -37,6 +37,7 @@ from needlec.haystacks.filters.edits import covering, sentence_spans
 from needlec.haystacks.filters.encoders import DEFAULT_MODEL, EmbeddingCache, embed, load_encoder, model_id
 from needlec.haystacks.filters.llm import chunk_id, windows
 from needlec.haystacks.filters.review import file_sha256, load_decisions
+from needlec.languages.words import contains_term, fold
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 # Words of the question frame that say nothing about its topic.
@@ -199,7 +200,7 @@ class AnswerCandidatesFilter(EditParams):
 
 def cue_stems(words: Sequence[str]) -> list[str]:
     """Distinct Porter stems of the words that are not question-frame words, in order."""
-    from needlec.util.stem import stem
+    from needlec.languages.stem import stem
 
     out: list[str] = []
     for word in words:
@@ -238,8 +239,8 @@ class AnswerCandidates:
         spec_words = [w for texts in ctx.terms(params.cues_from_spec).values() for w in texts]
         out = {}
         for question in questions:
-            folded = question.casefold()
-            mine = [w for w in spec_words if re.search(rf"\b{re.escape(w.casefold())}\b", folded)]
+            folded = fold(question)  # spec words it holds as whole words, by the word table's rule
+            mine = [w for w in spec_words if contains_term(folded, fold(w))]
             out[question] = cue_stems([question, *params.cues, *mine])
         return out
 

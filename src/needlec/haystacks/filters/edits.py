@@ -3,18 +3,24 @@
 Filters decide which sentences go; this module decides exactly which characters that means, so
 the text outside a removal stays byte-identical whatever the filter. Sentence splitting is
 deliberately simple and script-aware: Latin, CJK, Devanagari and Arabic end marks, and line
-breaks, end a sentence.
+breaks, end a sentence. Sentence ends, folding and the whole-word rule come from the word table
+(`languages/words.py`) that leak checks, ranking and scoring use too.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-_END = re.compile(r"[.!?…।॥؟][\"'”’»)\]]*(?=\s|$)|[。！？][”’」』）)]*")
+from needlec.languages.words import SENTENCE_END, fold, term_regex
+
+if TYPE_CHECKING:
+    import regex
+
+_END = SENTENCE_END
 _LINE = re.compile(r"[^\n]+")
 _HSPACE = " \t\u3000"
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -50,19 +56,15 @@ def covering(spans: list[tuple[int, int]], start: int, end: int) -> list[tuple[i
 
 
 def normalize(text: str, case_sensitive: bool) -> str:
-    """NFKC (full-width forms, ligatures) and, unless case matters, Unicode case folding."""
-    text = unicodedata.normalize("NFKC", text)
-    return text if case_sensitive else text.casefold()
+    """NFKC (full-width forms, ligatures) and, unless case matters, Unicode case folding (the word
+    table's `fold`)."""
+    return fold(text, casefold=not case_sensitive)
 
 
-def term_pattern(term: str, whole_words: bool) -> re.Pattern[str]:
-    """A regex for an already normalized term; word boundaries only where the script has them."""
-    body = re.escape(term)
-    if not whole_words or not term:
-        return re.compile(body)
-    left = "" if CJK.match(term[0]) or not term[0].isalnum() else r"(?<!\w)"
-    right = "" if CJK.match(term[-1]) or not term[-1].isalnum() else r"(?!\w)"
-    return re.compile(left + body + right)
+def term_pattern(term: str, whole_words: bool) -> regex.Pattern[str]:
+    """A regex for an already normalized term: a whole word where the script has spaces, a
+    substring in scripts without them (the word table's rule)."""
+    return term_regex(term, whole_words)
 
 
 def merge(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -190,7 +190,7 @@ def top(scores: np.ndarray, words: list[str], k: int, positive_only: bool) -> li
 class EmbeddingDistractors:
     """Sentences with words or phrases close to a question keyword."""
 
-    version = "1"
+    version = "2"  # 2: candidates matched by the word table's whole-word rule
 
     def _keywords(self, params: EmbeddingDistractorsFilter, ctx: FilterContext) -> list[str]:
         words = {_fold(k) for k in params.keywords if k.strip()}

@@ -64,7 +64,7 @@ class LiteralTermsFilter(EditParams):
 class LiteralTerms:
     """Sentences containing listed terms or matching regexes."""
 
-    version = "1"
+    version = "2"  # 2: the word table's whole-word rule (combining marks, unspaced scripts)
 
     def _terms(self, params: LiteralTermsFilter, ctx: FilterContext) -> list[tuple[str, str]]:
         found = [("terms", t) for t in params.terms if t.strip()]

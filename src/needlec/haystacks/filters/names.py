@@ -8,7 +8,6 @@ from a pool read); `remove_sentences` instead keeps the pool and takes those sen
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -43,7 +42,7 @@ class NameCollisionsFilter(FilterParams):
 class NameCollisions:
     """Pool names that also occur in the haystack."""
 
-    version = "1"
+    version = "2"  # 2: the word table's whole-word rule (combining marks, unspaced scripts)
 
     def _names(self, params: NameCollisionsFilter, ctx: FilterContext) -> list[str]:
         names = {n.strip() for n in params.names if n.strip()}
@@ -60,10 +59,12 @@ class NameCollisions:
         found: set[str] = set()
         removals: list[Removal] = []
         if folded:
+            import regex
+
             alternation = "|".join(
                 p.pattern for p in (term_pattern(n, True) for n in sorted(folded, key=len, reverse=True))
             )
-            scan = re.compile(alternation)
+            scan = regex.compile(alternation, regex.V1)
             for doc in documents:
                 hits = {folded[m.group()] for m in scan.finditer(normalize(doc.text, params.case_sensitive))}
                 found |= hits

