@@ -12,9 +12,13 @@ tiktoken, and the share of items whose needle is the shortest passage is measure
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+import pytest
+import tiktoken
 
 from needlec.compile.pipeline import CompileOptions, compile_spec
 from needlec.languages import mlneedle
@@ -91,3 +95,40 @@ def test_language_variants_share_the_needle_across_question_languages(tmp_path: 
         {"config": configs, "length": {"4000", "512"}, "depth": {"0", "50"}, "repeat": {str(r) for r in range(6)}},
     )
     check_paired(rows, configs)
+
+
+LANGS = ("en", "ar", "de", "es", "hi", "vi", "zh")
+HAYSTACKS = (*LANGS, "mul")
+
+
+def passages(row: dict[str, Any]) -> list[str]:
+    """The numbered passages of the context, split and unnumbered here: `[i] text`, one per line."""
+    lines = context(row).split("\n")
+    numbered = [line for line in lines if re.match(r"\[\d+\] ", line)]
+    assert [int(line[1 : line.index("]")]) for line in numbered] == list(range(len(numbered)))
+    return [line[line.index("] ") + 2 :] for line in numbered]
+
+
+@pytest.mark.slow
+def test_the_needle_is_rarely_the_shortest_passage(tmp_path: Path) -> None:
+    """At 4K, over every needle language and every haystack, the needle passage is the shortest of
+    its context in at most 15% of the items (chance, with 20-odd passages, is about 4%)."""
+    enc = tiktoken.get_encoding("o200k_base")
+    configs = {f"{n}-{h}-en-exact" for n in LANGS for h in HAYSTACKS}
+    rows = compiled(
+        MAIN,
+        tmp_path / "slice",
+        {"config": configs, "length": {"4000"}, "depth": {"50"}, "repeat": {str(r) for r in range(8)}},
+    )
+    assert len(rows) == len(configs) * 8
+    shortest = 0
+    for row in rows:
+        parts = passages(row)
+        item = BY_ID[row["values"]["needle_id"]]
+        needle = item.passage[row["languages"]["needle"]]
+        assert parts.count(needle) == 1, row["id"]
+        assert len(parts) >= 15, row["id"]  # a 4K context holds 20-odd whole passages
+        lengths = [len(enc.encode(p, disallowed_special=())) for p in parts]
+        mine = len(enc.encode(needle, disallowed_special=()))
+        shortest += mine <= min(lengths)
+    assert shortest / len(rows) <= 0.15, (shortest, len(rows))
