@@ -55,7 +55,7 @@ class MLNeedleConfig(StrictModel):
         ge=0,
         le=1,
         description="`existence` only: the chance that an item is a negative (needle left out, length refilled "
-        "from the haystack, `expected: no`). Drawn per item from its seeded RNG.",
+        "from the haystack, `expected: no`). Drawn per repeat, so all language variants of a grid cell agree.",
     )
     items: list[str] | None = Field(
         None,
