@@ -173,6 +173,8 @@ def test_passages_are_numbered_and_the_needle_sits_at_its_index(pilot: list[dict
         text = context(row)
         parts = blocks(text)
         layout = row["structure"]["passages"]
+        if layout["baseline"]:
+            continue  # one passage alone, no number and no filler: test_baseline_is_one_passage_alone
         numbered = [p for p in parts if re.match(r"\[\d+\] ", p)]
         filler = [p for p in parts if not re.match(r"\[\d+\] ", p)]
         # numbered 0..n-1 in order, then at most one filler block made of the filler only
@@ -180,8 +182,6 @@ def test_passages_are_numbered_and_the_needle_sits_at_its_index(pilot: list[dict
         assert parts[: len(numbered)] == numbered
         assert len(filler) <= 1 and all(set(f.replace(" .", "").strip()) == set() for f in filler)
         assert layout["count"] == len(numbered)
-        if layout["baseline"]:
-            assert len(numbered) == len(row["needles"])
         if not row["needles"]:
             continue
         (needle,) = row["needles"]
@@ -211,7 +211,10 @@ def test_negatives_hold_no_needle_and_no_answer(pilot: list[dict[str, Any]]) -> 
     for row in negatives:
         item = BY_ID[row["values"]["needle_id"]]
         text = context(row)
-        assert row["needles"] == [] and row["structure"]["passages"]["needle_index"] == []
+        # nothing placed as the target; the baseline's negatives hold another item's passage instead
+        assert [n for n in row["needles"] if n["role"] == "target"] == []
+        assert row["structure"]["passages"]["needle_index"] == []
+        assert len(row["needles"]) == (1 if row["languages"]["haystack"] == "none" else 0)
         assert not any(item.passage[lang] in text for lang in LANGS)
         assert not any(occurs(a, text) for a in item.all_aliases())
     for row in positives:
@@ -219,6 +222,38 @@ def test_negatives_hold_no_needle_and_no_answer(pilot: list[dict[str, Any]]) -> 
     for row in pilot:
         if row["config"].endswith("exact"):
             assert row.get("expected") is None and len(row["needles"]) == 1
+
+
+def test_baseline_is_one_passage_alone(pilot: list[dict[str, Any]]) -> None:
+    """A baseline context is exactly one passage of the needle set: the needle, or for an existence
+    negative the other item's passage nearest in length; no filler, and its length is its own."""
+    enc = tiktoken.get_encoding("o200k_base")
+    baseline = [r for r in pilot if r["languages"]["haystack"] == "none"]
+    assert {r["config"] for r in baseline} == {"zh-none-existence", "ar-none-exact"}
+    seen_negative = False
+    for row in baseline:
+        text = context(row)
+        lang = row["languages"]["needle"]
+        item = BY_ID[row["values"]["needle_id"]]
+        assert " ." not in text and "\n" not in text and not text.startswith("[")
+        assert row["length_counted"] == "needles"
+        assert row["context_tokens"] == row["context_length"] == len(enc.encode(text, disallowed_special=()))
+        assert row["structure"]["passages"]["baseline"] is True
+        if row.get("expected") == "no":
+            seen_negative = True
+            # the other item whose passage length (in characters) is nearest the asked item's
+            own = len(item.passage[lang])
+            others = sorted(
+                (abs(len(o.passage[lang]) - own), i, o.id) for i, o in enumerate(BY_ID.values()) if o.id != item.id
+            )
+            assert text == BY_ID[others[0][2]].passage[lang]
+            assert not any(occurs(a, text) for a in item.all_aliases())
+            ratio = len(enc.encode(text)) / len(enc.encode(item.passage[lang]))
+            assert 0.67 <= ratio <= 1.5, (row["id"], ratio)
+        else:
+            assert text == item.passage[lang]
+            assert row["needles"][0]["char_offset"] == 0 and row["needles"][0]["token_offset"] == 0
+    assert seen_negative
 
 
 def test_recorded_languages_match_the_text(pilot: list[dict[str, Any]]) -> None:

@@ -10,6 +10,15 @@ in any of them counts (`contains` over the multilingual list).
 `negative_ratio` of its items are negatives: the needle is left out (the placement engine refills
 the length from the haystack) and the item records `expected: "no"`; the others record
 `expected: "yes"`. Without negatives a model that always says yes would score 100%.
+
+`baseline: true` is the no-distractor baseline, for a spec whose `length.counted` is `needles`: the
+context is the needle passage alone (one passage, so no `[i]` number), with no filler; an
+existence negative holds, instead of nothing, the passage of another item in the same language whose
+length is nearest the drawn one's (it states another invented fact, so it answers nothing asked).
+
+Pairing: the draw (which item, negative or not) depends only on the grid cell's case and repeat,
+never on the haystack, so configs that differ only in needle, haystack or question language, and
+the lengths and positions of one repeat, all ask the same item (`draw_per_repeat`).
 """
 
 from __future__ import annotations
@@ -46,12 +55,19 @@ class MLNeedleConfig(StrictModel):
         ge=0,
         le=1,
         description="`existence` only: the chance that an item is a negative (needle left out, length refilled "
-        "from the haystack, `expected: no`). Drawn per item from its seeded RNG.",
+        "from the haystack, `expected: no`). Drawn per repeat, so all language variants of a grid cell agree.",
     )
     items: list[str] | None = Field(
         None,
         description="Only these items of the needle set (ids such as `ml001`); all when omitted.",
         examples=[["ml001", "ml002"]],
+    )
+    baseline: bool = Field(
+        False,
+        description="The no-distractor baseline (use with `length.counted: needles`): the context is the needle "
+        "passage alone (unnumbered), with no filler; an existence negative holds another item's passage of the "
+        "nearest length in the same language instead of nothing. The item records "
+        "`structure.passages.baseline: true`.",
     )
 
     @model_validator(mode="after")
@@ -82,6 +98,27 @@ class MLNeedleKind(NeedleKindBase):
     def cases(self) -> list[str]:
         return ["main"]
 
+    def draw_per_repeat(self) -> bool:
+        """True: the item's RNG is seeded by case and repeat only (see the module docstring on pairing).
+
+        The item seed's RNG first draws the haystack window, and the number of random bits that takes
+        depends on how many windows the haystack offers, so a draw from it would differ between
+        haystack languages.
+        """
+        return True
+
+    def substitute(self, item: MLItem) -> str:
+        """The passage of another item, in the needle language, whose length is nearest `item`'s.
+
+        Ties go to the earlier item; an item whose passage holds any of `item`'s aliases is skipped
+        (the data file forbids that, this keeps the negative honest even for a damaged subset).
+        """
+        lang = self.config.needle_language
+        own = len(item.passage[lang])
+        aliases = item.all_aliases()
+        others = [o for o in load().items if o.id != item.id and not any(a in o.passage[lang] for a in aliases)]
+        return min(others, key=lambda o: abs(len(o.passage[lang]) - own)).passage[lang]
+
     def filter_terms(self) -> dict[str, list[str]]:
         """`gold_answers`: every gold alias of every drawn-from item in every language, for `literal_terms`."""
         return {"gold_answers": sorted({alias for item in self.pool for alias in item.all_aliases()})}
@@ -94,16 +131,30 @@ class MLNeedleKind(NeedleKindBase):
         existence = cfg.mode == "existence"
         absent = existence and negative
         aliases = item.all_aliases()
+        needles = () if absent else (item.passage[cfg.needle_language],)
+        # the baseline's negative: a passage of the same shape that answers nothing, as a distractor
+        distractors = (self.substitute(item),) if absent and cfg.baseline else ()
+        structure: dict[str, Any] = {"needle_id": item.id, "needle_present": not absent}
+        if cfg.baseline:
+            structure["passages"] = {
+                "count": 1,
+                "needle_index": [] if absent else [0],
+                "filler_tokens": 0,
+                "filler": None,
+                "numbered": False,
+                "baseline": True,
+            }
         return Draw(
             case=case,
-            needles=() if absent else (item.passage[cfg.needle_language],),
+            needles=needles,
             question=item.question[cfg.question_language],
             answers=(aliases,),
             values={"needle_id": item.id},
+            distractors=distractors,
             forbidden=aliases,
-            languages=() if absent else (cfg.needle_language,),
+            languages=(cfg.needle_language,) * (len(needles) + len(distractors)),
             expected=("no" if absent else "yes") if existence else None,
-            structure={"needle_id": item.id, "needle_present": not absent},
+            structure=structure,
             task=f"mlneedle-{cfg.mode}",
             # recorded on the item even where a spec's `item_languages` forgets to say them
             item_languages={"needle": cfg.needle_language, "question": cfg.question_language},
