@@ -327,7 +327,27 @@ NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
 )
 TOKENIZERS: Registry[TokenizerFactory] = Registry("tokenizers", modules=("needlec.tokenizer",))
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
+REPORTS: Registry[Any] = Registry(
+    "reports",
+    modules=(
+        "needlec.scoring.families.ruler",
+        "needlec.scoring.families.needlebench",
+        "needlec.scoring.families.nolima",
+        "needlec.scoring.families.mlneedle",
+        "needlec.scoring.families.atc",
+    ),
+)
 EXPORTERS: Registry[Any] = Registry("exporters")
 LANGUAGES: Registry[Any] = Registry("languages")
 
-ALL: tuple[Registry[Any], ...] = (SOURCES, FILTERS, BUILDERS, NEEDLES, TOKENIZERS, METRICS, EXPORTERS, LANGUAGES)
+ALL: tuple[Registry[Any], ...] = (
+    SOURCES,
+    FILTERS,
+    BUILDERS,
+    NEEDLES,
+    TOKENIZERS,
+    METRICS,
+    REPORTS,
+    EXPORTERS,
+    LANGUAGES,
+)

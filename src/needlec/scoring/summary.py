@@ -12,6 +12,7 @@ from typing import Any
 
 from needlec.scoring import aggregates as agg
 from needlec.scoring.aggregates import Scored
+from needlec.scoring.families.base import FamilyResult
 from needlec.scoring.stats import points, summarize
 from needlec.spec.reports import RULE_DEFAULTS, ReportsSpec
 
@@ -111,8 +112,12 @@ def build_summary(
     unknown: Sequence[str] = (),
     repeated: Sequence[str] = (),
     reports: Mapping[str, ReportsSpec] | None = None,
+    families: Mapping[str, FamilyResult] | None = None,
 ) -> dict[str, Any]:
     """The whole summary as JSON-ready data; deterministic for the same rows.
+
+    `families` are the family reports' results when the caller computed them already (else they
+    are computed here); their aggregates go under `families`.
 
     `reports` maps config names to their `reports:` settings; a config not in it gets every
     aggregate. A config whose baseline config has no scored items gets no relative rule.
@@ -140,22 +145,20 @@ def build_summary(
         "configs": per_config,
     }
 
-    def shown(name: str) -> list[Scored]:
-        return [r for r in rows if (c := reports.get(str(r.item.get("config")))) is None or c.shows(name)]
-
-    families: dict[str, Any] = {}
-    nb = agg.needlebench_overall(shown("needlebench_overall"))
-    if nb is not None:
-        families["needlebench"] = nb
-    atc = agg.atc_score(shown("atc_weighted"))
-    if atc is not None:
-        families["atc"] = atc
-    ruler = agg.ruler_average(rows)
-    if ruler is not None:
-        families["ruler"] = ruler
-    ml = agg.mlneedle_effective(rows)
-    if ml is not None:
-        families["mlneedle"] = ml
-    if families:
-        summary["families"] = families
+    chosen = family_reports(rows, reports) if families is None else families
+    if chosen:
+        summary["families"] = {name: result.aggregate for name, result in chosen.items()}
     return summary
+
+
+def family_reports(rows: Sequence[Scored], reports: Mapping[str, ReportsSpec] | None = None) -> dict[str, FamilyResult]:
+    """Every registered family report that applies to `rows` (see `needlec.scoring.families`),
+    in registration order; each picks its own rows by what the items and `reports` say."""
+    from needlec.registry import REPORTS
+
+    out: dict[str, FamilyResult] = {}
+    for component in REPORTS:
+        result = component.factory(component.config(), rows, reports or {})
+        if result is not None:
+            out[component.name] = result
+    return out
