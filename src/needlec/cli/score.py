@@ -73,5 +73,5 @@ def add_score_command(sub: Any) -> None:
         metavar="NAME",
         help="expect responses only for these configs (repeatable)",
     )
-    p.add_argument("--no-plots", action="store_true", help="write scores and summary only")
+    p.add_argument("--no-plots", action="store_true", help="write scores, summary and family tables only")
     p.set_defaults(func=cmd_score)

@@ -220,6 +220,11 @@ def balanced_accuracy(rows: Sequence[Scored]) -> dict[str, Any] | None:
     }
 
 
+def is_no_distractor(row: Scored) -> bool:
+    """An item compiled without distractors (`passages` builder, `distractors: false`): a baseline item."""
+    return _is_baseline(row)
+
+
 def _is_baseline(row: Scored) -> bool:
     passages = (row.item.get("structure") or {}).get("passages") or {}
     return bool(passages.get("baseline"))

@@ -24,6 +24,8 @@ def _parameter(reports: ReportsSpec | None, rule: str) -> float:
     """A rule's parameter: the spec's threshold when it is the headline rule, else the default."""
     if reports is not None and reports.effective_length.rule == rule:
         return reports.effective_length.value()
+    if rule not in RULE_DEFAULTS:
+        raise ValueError(f"unknown effective-length rule {rule!r}")
     return RULE_DEFAULTS[rule]
 
 
@@ -67,7 +69,7 @@ def config_summary(
             baseline=baseline,
             baseline_length=baseline_length,
         )
-        if reports is not None:
+        if reports is not None and reports.effective_length.rule != "none":
             rule = reports.effective_length.rule
             chosen = lengths.get(rule) or {}
             lengths["headline"] = {
@@ -91,13 +93,31 @@ def config_summary(
     return out
 
 
+def _cell(row: Scored) -> tuple[str, str, str]:
+    """What a no-distractor baseline pairs on: the task and the needle and question languages."""
+    langs = row.item.get("languages") or {}
+    return (str(row.item.get("task")), str(langs.get("needle", "?")), str(langs.get("question", "?")))
+
+
 def _baseline(
     name: str, reports: ReportsSpec | None, configs: Mapping[str, Sequence[Scored]]
 ) -> tuple[float | None, int | None]:
-    """The baseline (points) a config's reports name, and the length it was measured at (if any)."""
+    """The baseline (points) a config's reports name, and the length it was measured at (if any).
+
+    `items: no_distractors` pairs each config with the no-distractor items of its task and needle
+    and question languages (MLNeedle's baseline per language cell); a config made of such items
+    gets no baseline itself (no relative rule applies to the baseline).
+    """
     if reports is None or reports.baseline is None:
         return None, None
     base = reports.baseline
+    if base.items is not None:
+        own = configs[name]
+        if all(agg.is_no_distractor(r) for r in own):
+            return None, None
+        cells = {_cell(r) for r in own}
+        found = [r for rows in configs.values() for r in rows if agg.is_no_distractor(r) and _cell(r) in cells]
+        return (points(sum(r.score for r in found) / len(found)) if found else None), None
     if base.config is not None:
         rows = configs.get(base.config) or []
         return (points(sum(r.score for r in rows) / len(rows)) if rows else None), None
