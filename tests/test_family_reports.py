@@ -337,3 +337,19 @@ def test_no_family_table_for_a_plain_niah_dataset(tmp_path: Path, capsys: pytest
     assert main(["score", str(dataset), str(responses), "-o", str(tmp_path / "report"), "--no-plots"]) == 0
     out = capsys.readouterr().out
     assert "scored 11 items: mean 45.4545 points" in out  # 5 / 11 with no family of its own
+
+
+def test_the_new_reports_values_are_checked() -> None:
+    from pydantic import ValidationError
+
+    from needlec.spec.reports import ReportsSpec
+
+    ok = ReportsSpec.model_validate({"effective_length": {"rule": "mlneedle"}, "baseline": {"items": "no_distractors"}})
+    assert ok.effective_length.value() == 0.75 and ok.baseline is not None and ok.baseline.items == "no_distractors"
+    assert ReportsSpec.model_validate({"effective_length": {"rule": "none"}}).effective_length.rule == "none"
+    with pytest.raises(ValidationError, match="rule `none` takes no threshold"):
+        ReportsSpec.model_validate({"effective_length": {"rule": "none", "threshold": 0.5}})
+    with pytest.raises(ValidationError, match="exactly one of `config`, `length` and `items`"):
+        ReportsSpec.model_validate({"baseline": {"items": "no_distractors", "length": 250}})
+    with pytest.raises(ValidationError):
+        ReportsSpec.model_validate({"baseline": {"items": "random"}})
