@@ -86,7 +86,7 @@ def test_the_manifest_records_each_configs_reports(dataset: Path) -> None:
     configs = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))["configs"]
     assert configs["full"]["reports"]["show"] == ["by_length", "effective_length"]
     assert configs["baseline"]["reports"]["show"] == ["by_length", "heatmap"]  # the variant's override
-    assert configs["baseline"]["reports"]["baseline"] == {"config": "baseline", "length": None}
+    assert configs["baseline"]["reports"]["baseline"] == {"config": "baseline", "length": None, "items": None}
 
 
 def test_score_follows_the_recorded_reports(dataset: Path, responses: Path) -> None:
