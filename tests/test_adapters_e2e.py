@@ -117,7 +117,8 @@ def test_inspect_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) 
 def test_lm_eval_adapter_end_to_end(tmp_path: Path, dataset: Path, smollm: str) -> None:
     task = tmp_path / "lm-eval"
     _run(NEEDLEC, "export", str(dataset), "--to", "lm-eval", "--max-tokens", MAX_TOKENS, "-o", str(task))
-    name = (task / "needlec.yaml").read_text(encoding="utf-8").splitlines()[0].removeprefix("task: ")
+    # the group YAML (one subtask per config) is the first file the export names
+    name = next(task.glob("needlec_*.yaml")).stem
     out = tmp_path / "lm-out"
     _run(
         sys.executable,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import json
 import re
 from pathlib import Path
 
@@ -61,3 +62,65 @@ def test_compile_name_is_the_function_even_after_the_compiler_package_is_importe
     import needlec.compile.pipeline
 
     assert callable(needlec.compile) and needlec.compile.__module__ == "needlec.api"
+
+
+def test_dir_and_all_list_the_public_api_without_importing_it() -> None:
+    code = (
+        "import needlec, sys\n"
+        "names = dir(needlec)\n"
+        "assert 'pydantic' not in sys.modules and 'needlec.api' not in sys.modules\n"
+        "print(','.join(n for n in names if not n.startswith('_')))\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    public = out.stdout.strip().split(",")
+    expected = {"compile", "load_spec", "validate", "load_items", "score", "score_response", "write_report", "export"}
+    assert expected <= set(public)
+    assert set(public) == set(needlec.__all__) - {"__version__"}  # nothing private leaks into completion
+    for name in needlec.__all__:
+        assert getattr(needlec, name) is not None
+
+
+@pytest.fixture(scope="module")
+def passkey_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """niah.yaml's passkey config at 1000 tokens, for two tokenizers: 11 depths each."""
+    out = tmp_path_factory.mktemp("load") / "niah"
+    needlec.compile(
+        ROOT / "specs" / "niah.yaml",
+        out,
+        select={"config": ["passkey", "single"], "length": "1000", "tokenizer": ["cl100k_base", "o200k_base"]},
+    )
+    return out
+
+
+def test_load_items_yields_typed_items_per_config_and_split(passkey_dataset: Path) -> None:
+    from needlec.dataset.item import Item
+
+    every = list(needlec.load_items(passkey_dataset))
+    assert len(every) == 2 * 2 * 11  # 2 configs x 2 tokenizers x 11 depths
+    assert all(isinstance(item, Item) for item in every)
+    one = list(needlec.load_items(passkey_dataset, config="passkey", split="o200k_base"))
+    assert len(one) == 11
+    assert {(i.config, i.tokenizer) for i in one} == {("passkey", "o200k_base")}
+    assert sorted(i.depth_percent for i in one) == [float(d) for d in range(0, 101, 10)]
+    # the typed item's context is the span the messages hold, and every target needle sits in it
+    for item in one:
+        assert all(n.text in item.context() for n in item.targets())
+    # the rows as stored: the same lines the data file holds, parsed independently
+    path = passkey_dataset / "data" / "passkey" / "o200k_base.jsonl"
+    stored = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert list(needlec.load_items(passkey_dataset, "passkey", "o200k_base", as_dict=True)) == stored
+
+
+def test_load_items_names_a_missing_config_split_or_folder(passkey_dataset: Path, tmp_path: Path) -> None:
+    with pytest.raises(NeedlecError, match="no config 'pasky'"):
+        needlec.load_items(passkey_dataset, config="pasky")
+    with pytest.raises(NeedlecError, match=r"no split 'gpt2'.*cl100k_base, o200k_base"):
+        needlec.load_items(passkey_dataset, split="gpt2")
+    with pytest.raises(NeedlecError, match="no such dataset folder"):
+        needlec.load_items(tmp_path / "absent")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NeedlecError, match="not a dataset folder"):
+        needlec.load_items(tmp_path / "empty")

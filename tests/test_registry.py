@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from needlec.errors import PluginError
-from needlec.registry import ALL, BUILDERS, METRICS, NEEDLES, SOURCES, TOKENIZERS, Registry
+from needlec.registry import ALL, BUILDERS, METRICS, NEEDLES, REPORTS, SOURCES, TOKENIZERS, Registry
 
 
 class Alpha(BaseModel):
@@ -80,7 +80,17 @@ def test_every_component_kind_has_a_registry_and_entry_point_group() -> None:
     groups = {r.group for r in ALL}
     assert groups == {
         f"needlec.{kind}"
-        for kind in ("sources", "filters", "builders", "needles", "tokenizers", "metrics", "exporters", "languages")
+        for kind in (
+            "sources",
+            "filters",
+            "builders",
+            "needles",
+            "tokenizers",
+            "metrics",
+            "reports",
+            "exporters",
+            "languages",
+        )
     }
 
 
@@ -99,6 +109,7 @@ def test_builtin_kinds_are_registered() -> None:
 
     assert TOKENIZERS.names() == ["hf", "tiktoken"]
     assert {"contains", "contains_all"} <= set(METRICS.names())
+    assert REPORTS.names() == ["atc", "mlneedle", "needlebench", "nolima", "ruler"]
 
 
 def test_plugins_are_off_in_the_test_session() -> None:

@@ -65,14 +65,22 @@ def test_existing_folder_is_refused(dataset: Path, tmp_path: Path) -> None:
 def test_lm_eval_process_results_uses_needlec_scorer(dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "lm"
     assert run("export", str(dataset), "--to", "lm-eval", "-o", str(out), "--config", "single").returncode == 0
-    assert "process_results: !function utils.process_results" in (out / "needlec.yaml").read_text()
-    spec = importlib.util.spec_from_file_location("needlec_lm_utils", out / "utils.py")
+    task = (out / "tasks" / "needlec_niah_single.yaml").read_text()
+    assert "process_results: !function utils.process_results" in task
+    assert "description: system\n" in task and "doc_to_text: user\n" in task
+    assert "group: needlec_niah\n" in (out / "needlec_niah.yaml").read_text()
+    spec = importlib.util.spec_from_file_location("needlec_lm_utils", out / "tasks" / "utils.py")
     assert spec is not None and spec.loader is not None
     utils = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(utils)
-    doc = json.loads((out / "docs.jsonl").read_text().splitlines()[0])
-    assert "yellow tram" not in utils.doc_to_text(doc).split("</document>")[1]
-    assert utils.process_results(doc, ["Ride the yellow tram."]) == {"needlec_score": 1.0}
+    doc = json.loads((out / "docs" / "needlec_niah_single.jsonl").read_text().splitlines()[0])
+    item = json.loads(doc["item"])
+    # the system message stays apart from the user text
+    assert [m["role"] for m in item["messages"]] == ["system", "user"]
+    assert doc["system"] == item["messages"][0]["content"] and doc["user"] == item["messages"][1]["content"]
+    assert "yellow tram" not in doc["user"].split("</document>")[1]
+    # points, as needlec score reports them
+    assert utils.process_results(doc, ["Ride the yellow tram."]) == {"needlec_score": 100.0}
     assert utils.process_results(doc, ["Ride the yellowtram."]) == {"needlec_score": 0.0}
 
 

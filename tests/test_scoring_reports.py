@@ -86,7 +86,7 @@ def test_the_manifest_records_each_configs_reports(dataset: Path) -> None:
     configs = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))["configs"]
     assert configs["full"]["reports"]["show"] == ["by_length", "effective_length"]
     assert configs["baseline"]["reports"]["show"] == ["by_length", "heatmap"]  # the variant's override
-    assert configs["baseline"]["reports"]["baseline"] == {"config": "baseline", "length": None}
+    assert configs["baseline"]["reports"]["baseline"] == {"config": "baseline", "length": None, "items": None}
 
 
 def test_score_follows_the_recorded_reports(dataset: Path, responses: Path) -> None:
@@ -167,5 +167,5 @@ def test_a_report_is_replaced_by_scoring_again(dataset: Path, responses: Path, t
 def test_the_card_lists_each_configs_reports(dataset: Path) -> None:
     card = (dataset / "README.md").read_text(encoding="utf-8")
     assert "## Reports" in card
-    assert "| baseline | by_length, heatmap | mlneedle (threshold 0.75) | config baseline |" in card
-    assert "| full | by_length, effective_length | mlneedle (threshold 0.75) | config baseline |" in card
+    assert "| baseline | by_length, heatmap | mlneedle: score >= 0.75 x baseline | config baseline |" in card
+    assert "| full | by_length, effective_length | mlneedle: score >= 0.75 x baseline | config baseline |" in card

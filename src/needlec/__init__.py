@@ -1,8 +1,9 @@
 """needlec: a declarative spec compiler and dataset publisher for needle-in-a-haystack benchmarks.
 
-The Python API (`load_spec`, `validate`, `compile` in `needlec.api`; `score` and `score_response` in
-`needlec.scoring.api`) is imported on first use, so `import needlec` stays cheap (it imports no
-component, no numpy).
+The Python API (`load_spec`, `validate`, `compile` and `load_items` in `needlec.api`; `score` and
+`score_response` in `needlec.scoring.api`; `write_report`; `export` for runner files) is imported on
+first use, so `import needlec` stays cheap (it imports no component, no numpy). `dir(needlec)` and
+`__all__` list it, so editors and `help()` can complete the names before anything is imported.
 """
 
 from __future__ import annotations
@@ -16,16 +17,24 @@ from needlec.version import __version__
 _API = {
     "load_spec": ("needlec.api", "load_spec"),
     "validate": ("needlec.api", "validate"),
+    "load_items": ("needlec.api", "load_items"),
+    "Item": ("needlec.dataset.item", "Item"),
     "score": ("needlec.scoring.api", "score"),
     "score_response": ("needlec.scoring.api", "score_response"),
+    "ScoreResult": ("needlec.scoring.api", "ScoreResult"),
+    "write_report": ("needlec.scoring.report", "write_report"),
+    "export": ("needlec.runners", "export"),
     "NeedlecError": ("needlec.errors", "NeedlecError"),
     "Problem": ("needlec.errors", "Problem"),
 }
 
 if TYPE_CHECKING:
-    from needlec.api import compile, load_spec, validate
+    from needlec.api import compile, load_items, load_spec, validate
+    from needlec.dataset.item import Item
     from needlec.errors import NeedlecError, Problem
-    from needlec.scoring.api import score, score_response
+    from needlec.runners import export
+    from needlec.scoring.api import ScoreResult, score, score_response
+    from needlec.scoring.report import write_report
 
 
 def __getattr__(name: str) -> Any:
@@ -38,6 +47,11 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), attribute)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    """The module's names plus the lazily imported API, so completion shows the API (PEP 562)."""
+    return sorted({*(name for name in globals() if name.startswith("__")), *__all__})
 
 
 class _Package(types.ModuleType):
@@ -62,4 +76,18 @@ class _Package(types.ModuleType):
 
 sys.modules[__name__].__class__ = _Package
 
-__all__ = ["NeedlecError", "Problem", "__version__", "compile", "load_spec", "score", "score_response", "validate"]
+__all__ = [
+    "Item",
+    "NeedlecError",
+    "Problem",
+    "ScoreResult",
+    "__version__",
+    "compile",
+    "export",
+    "load_items",
+    "load_spec",
+    "score",
+    "score_response",
+    "validate",
+    "write_report",
+]

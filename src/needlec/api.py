@@ -8,15 +8,16 @@ broken contract) raise `needlec.NeedlecError` subclasses, except in `validate`, 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from needlec.errors import NeedlecError, Problem
 
 if TYPE_CHECKING:
     from needlec.compile.pipeline import CompileResult
     from needlec.compile.plan import Plan
+    from needlec.dataset.item import Item
 
 
 def load_spec(path: str | Path, *, cache_dir: str | Path | None = None) -> Plan:
@@ -114,4 +115,114 @@ def compile(
     return compile_spec(spec, out_dir, options)
 
 
-__all__ = ["compile", "load_spec", "validate"]
+def _data_files(folder: Path, config: str | None, split: str | None) -> list[Path]:
+    """The data files of a dataset folder holding `config`'s `split` items (every one when None).
+
+    The manifest names each config's files and their split; a folder without one (e.g. a bare
+    `data/` tree) is read file by file, its configs and splits taken from the paths
+    `data/CONFIG/SPLIT.jsonl`.
+    """
+    from needlec.dataset.manifest import MANIFEST, read_manifest
+
+    if (folder / MANIFEST).is_file():
+        configs: dict[str, Any] = read_manifest(folder).get("configs") or {}
+        if config is not None and config not in configs:
+            raise NeedlecError(f"{folder}: no config {config!r} (configs: {', '.join(sorted(configs))})")
+        entries = [
+            (name, entry)
+            for name, info in configs.items()
+            if config is None or name == config
+            for entry in info.get("files") or []
+        ]
+        splits = sorted({str(entry["split"]) for _, entry in entries})
+        if split is not None and split not in splits:
+            raise NeedlecError(f"{folder}: no split {split!r} (splits: {', '.join(splits)})")
+        return [folder / str(entry["path"]) for _, entry in entries if split is None or entry["split"] == split]
+    root = folder / "data"
+    if not root.is_dir():
+        raise NeedlecError(f"{folder}: not a dataset folder (no manifest.json and no data/)")
+    found = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".parquet"))
+    return [
+        p
+        for p in found
+        if (config is None or p.parent.name == config) and (split is None or p.name.split(".")[0] == split)
+    ]
+
+
+def _rows(file: Path) -> Iterator[dict[str, Any]]:
+    """The rows of one data file, JSONL or parquet (pyarrow, which the parquet files need anyway)."""
+    import orjson
+
+    if not file.is_file():
+        raise NeedlecError(f"{file}: a data file the manifest lists is missing")
+    if file.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        yield from pq.read_table(file).to_pylist()
+        return
+    with file.open("rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                row = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise NeedlecError(f"{file}:{lineno}: not a JSON object ({exc})") from None
+            if not isinstance(row, dict):
+                raise NeedlecError(f"{file}:{lineno}: not a JSON object")
+            yield row
+
+
+@overload
+def load_items(
+    dataset: str | Path, config: str | None = None, split: str | None = None, *, as_dict: Literal[False] = False
+) -> Iterator[Item]: ...
+
+
+@overload
+def load_items(
+    dataset: str | Path, config: str | None = None, split: str | None = None, *, as_dict: Literal[True]
+) -> Iterator[dict[str, Any]]: ...
+
+
+def load_items(
+    dataset: str | Path, config: str | None = None, split: str | None = None, *, as_dict: bool = False
+) -> Iterator[Item] | Iterator[dict[str, Any]]:
+    """Yield the items of a compiled dataset folder, without the `datasets` library.
+
+    Args:
+        dataset: the dataset folder `needlec compile` wrote (its `manifest.json` lists the files).
+        config: only this config's items (default: every config, in manifest order).
+        split: only this split's items; a split is a tokenizer label, e.g. `cl100k_base`.
+        as_dict: yield each row as a plain dict (exactly the stored fields) instead of a typed
+            `needlec.dataset.item.Item` (which offers `item.context()` and `item.targets()`).
+
+    Raises:
+        NeedlecError: the folder is not a dataset, the config or split does not exist, or a row
+            is not a valid item (named by file and line).
+    """
+    folder = Path(dataset)
+    if not folder.is_dir():
+        raise NeedlecError(f"{folder}: no such dataset folder")
+    files = _data_files(folder, config, split)
+    if as_dict:
+        return (row for file in files for row in _rows(file))
+    return _typed(files)
+
+
+def _typed(files: list[Path]) -> Iterator[Item]:
+    from pydantic import ValidationError
+
+    from needlec.dataset.item import Item
+
+    for file in files:
+        for n, row in enumerate(_rows(file), 1):
+            try:
+                yield Item.model_validate(row)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise NeedlecError(f"{file}: row {n} is not a needlec item ({where}: {first['msg']})") from None
+
+
+__all__ = ["compile", "load_items", "load_spec", "validate"]

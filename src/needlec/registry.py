@@ -336,6 +336,16 @@ LAYOUTS: Registry[Any] = Registry(
         "needlec.placement.layouts.documents",
     ),
 )
+REPORTS: Registry[Any] = Registry(
+    "reports",
+    modules=(
+        "needlec.scoring.families.ruler",
+        "needlec.scoring.families.needlebench",
+        "needlec.scoring.families.nolima",
+        "needlec.scoring.families.mlneedle",
+        "needlec.scoring.families.atc",
+    ),
+)
 EXPORTERS: Registry[Any] = Registry("exporters")
 LANGUAGES: Registry[Any] = Registry("languages")
 
@@ -347,6 +357,7 @@ ALL: tuple[Registry[Any], ...] = (
     TOKENIZERS,
     METRICS,
     LAYOUTS,
+    REPORTS,
     EXPORTERS,
     LANGUAGES,
 )

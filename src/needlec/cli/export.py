@@ -8,9 +8,10 @@ from typing import Any
 RUN_HINTS = {
     "prompts": 'feed DIR/prompts.jsonl to your completion runner; write {{"id", "response"}} lines',
     "openai-batch": "upload DIR/requests.jsonl to the Batch API; score its output file directly",
-    "inspect": "inspect eval {out}/task.py --model openai/MODEL; then needlec score DATASET logs/*.eval",
+    "inspect": "cd {out} && inspect eval task.py --model openai/MODEL (one task per config; task.py@TASK runs "
+    "one); then needlec score DATASET logs/*.eval",
     "lm-eval": "cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "
-    "--tasks TASK --log_samples --output_path results; then needlec score DATASET results/*/samples_*.jsonl",
+    "--tasks {group} --log_samples --output_path results; then needlec score DATASET results/*/samples_*.jsonl",
 }
 
 
@@ -21,7 +22,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     options = {"model": args.model, "max_tokens": args.max_tokens, "no_answer_prefix": args.no_answer_prefix}
     names = export(args.dataset, args.to, args.output, tokenizer=args.tokenizer, config=args.config, options=options)
     print(f"wrote {', '.join(names)} to {args.output}")
-    print("next: " + RUN_HINTS[args.to].format(out=args.output))
+    group = names[0].removesuffix(".yaml") if args.to == "lm-eval" else ""
+    print("next: " + RUN_HINTS[args.to].format(out=args.output, group=group))
     return 0
 
 
@@ -30,10 +32,12 @@ def add_export_command(sub: Any) -> None:
     p = sub.add_parser(
         "export",
         help="write a dataset as the input of an evaluation runner",
-        description="Rewrite a compiled dataset for a runner: `inspect` (an Inspect AI task with needlec's "
-        "scorer), `lm-eval` (an lm-evaluation-harness task YAML, its data and a process_results calling "
-        "needlec's scorer), `openai-batch` (a Batch API request file, custom_id = item id) or `prompts` "
-        "(flat prompt JSONL for completion models). Item ids are kept, so the runner's output goes "
+        description="Rewrite a compiled dataset for a runner: `inspect` (Inspect AI tasks, one per config, "
+        "with needlec's scorer in points and means per length and depth), `lm-eval` (an "
+        "lm-evaluation-harness group with one subtask per config, the system message sent as a system "
+        "message, and a process_results calling needlec's scorer, in points), `openai-batch` (a Batch API "
+        "request file, custom_id = item id) or `prompts` (flat prompt JSONL for completion models). "
+        "Item ids are kept, so the runner's output goes "
         "straight to `needlec score`.",
     )
     p.add_argument("dataset", metavar="DATASET", help="a compiled dataset folder")

@@ -29,7 +29,16 @@ def cmd_score(args: argparse.Namespace) -> int:
             f"warning: {bookkeeping['unknown']} response id(s) are not in the dataset and were ignored", file=sys.stderr
         )
     overall = result.summary["overall"]
-    print(f"scored {bookkeeping['scored_items']} items: mean {overall['mean']} points (95% CI {overall['ci95']})")
+    if result.tables:
+        # the family's own overall numbers (e.g. RULER's 13-task average), not an item-weighted mean
+        print(f"scored {bookkeeping['scored_items']} items")
+        for table in result.tables.values():
+            print()
+            print(table.to_console())
+        print()
+        print("item means per config (points):")
+    else:
+        print(f"scored {bookkeeping['scored_items']} items: mean {overall['mean']} points (95% CI {overall['ci95']})")
     for name, cfg in result.summary["configs"].items():
         print(f"  {name}: {cfg['mean']} ({cfg['metric']}, n={cfg['n']})")
     print(f"wrote {len(files)} files to {args.output}")
@@ -43,7 +52,8 @@ def add_score_command(sub: Any) -> None:
         help="score a runner's responses against a compiled dataset",
         description="Judge each response with the metric its item names (the `scoring` field), then "
         "write REPORT/scores.jsonl (one line per item), REPORT/summary.json (aggregates with 95% "
-        "intervals: by length, by depth, heatmap, position bands, effective lengths, family scores) and "
+        "intervals: by length, by depth, heatmap, position bands, effective lengths, family scores), "
+        "each family's headline table as REPORT/FAMILY.csv and REPORT/FAMILY.md (printed here too) and "
         'REPORT/plots/. RESPONSES are JSONL files of {"id", "response"} or the native outputs of '
         "Inspect, the LM Evaluation Harness or the OpenAI Batch API, detected automatically. Offline and "
         "deterministic: the same inputs give the same bytes.",
@@ -63,5 +73,5 @@ def add_score_command(sub: Any) -> None:
         metavar="NAME",
         help="expect responses only for these configs (repeatable)",
     )
-    p.add_argument("--no-plots", action="store_true", help="write scores and summary only")
+    p.add_argument("--no-plots", action="store_true", help="write scores, summary and family tables only")
     p.set_defaults(func=cmd_score)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from needlec.dataset.manifest import describe_repetition
+from needlec.spec.reports import RULE_DEFAULTS
 
 if TYPE_CHECKING:
     from needlec.compile.plan import Plan
@@ -113,12 +114,25 @@ def reports_section(configs: dict[str, dict[str, Any]]) -> list[str]:
         rule = rep.get("effective_length") or {}
         threshold = rule.get("threshold")
         headline = f"{rule.get('rule', 'ruler')}" + ("" if threshold is None else f" (threshold {threshold:g})")
+        if rule.get("rule") == "none":
+            headline = "none (the benchmark defines no effective length)"
+        elif rule.get("rule") == "mlneedle":
+            ratio = threshold if threshold is not None else RULE_DEFAULTS["mlneedle"]
+            headline = f"mlneedle: score >= {ratio:g} x baseline"
+        elif rule.get("rule") == "nolima":
+            ratio = threshold if threshold is not None else RULE_DEFAULTS["nolima"]
+            headline = f"nolima: score >= {ratio:g} x base score"
+        elif rule.get("rule", "ruler") == "ruler":
+            points = threshold if threshold is not None else RULE_DEFAULTS["ruler"]
+            headline = f"ruler: score >= {points:g} points"
         base = rep.get("baseline") or {}
         baseline = (
             f"config {base['config']}"
             if base.get("config")
             else f"length {base['length']}"
             if base.get("length")
+            else "items without distractors, same needle and question languages"
+            if base.get("items") == "no_distractors"
             else "none"
         )
         lines.append(f"| {name} | {show} | {headline} | {baseline} |")

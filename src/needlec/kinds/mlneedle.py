@@ -92,8 +92,14 @@ class MLNeedleKind(NeedleKindBase):
         self.pool: list[MLItem] = [i for i in pool if wanted is None or i.id in wanted]
 
     def default_reports(self) -> dict[str, Any] | None:
-        """MLNeedle: by length and position, the language matrix, existence balanced accuracy, effective length."""
-        return {"show": ["by_length", "by_depth", "position", "languages", "existence", "effective_length"]}
+        """MLNeedle: by length and position, the language matrix, existence balanced accuracy, and the
+        paper's effective length: score >= 0.75 x the no-distractor baseline of the same needle and
+        question languages."""
+        return {
+            "show": ["by_length", "by_depth", "position", "languages", "existence", "effective_length"],
+            "effective_length": {"rule": "mlneedle"},
+            "baseline": {"items": "no_distractors"},
+        }
 
     def cases(self) -> list[str]:
         return ["main"]

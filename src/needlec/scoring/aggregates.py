@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,6 +220,11 @@ def balanced_accuracy(rows: Sequence[Scored]) -> dict[str, Any] | None:
     }
 
 
+def is_no_distractor(row: Scored) -> bool:
+    """An item compiled without distractors (`passages` builder, `distractors: false`): a baseline item."""
+    return _is_baseline(row)
+
+
 def _is_baseline(row: Scored) -> bool:
     passages = (row.item.get("structure") or {}).get("passages") or {}
     return bool(passages.get("baseline"))
@@ -317,6 +322,12 @@ def atc_step(row: Scored) -> int:
     return sum(1 for n in row.item.get("needles") or [] if n.get("role", "target") == "target")
 
 
+def atc_task(row: Scored) -> str:
+    """An ATC item's task: its question language and prompt variant (else its config)."""
+    lang = (row.item.get("languages") or {}).get("question", "?")
+    return f"{lang}-{row.item.get('prompt_variant') or row.item.get('config') or 'default'}"
+
+
 def atc_score(rows: Sequence[Scored]) -> dict[str, Any] | None:
     """ATC step-weighted score per (question language, prompt variant, else config) and their mean.
 
@@ -329,11 +340,7 @@ def atc_score(rows: Sequence[Scored]) -> dict[str, Any] | None:
         return None
     tasks: dict[str, Any] = {}
 
-    def variant(r: Scored) -> str:
-        lang = (r.item.get("languages") or {}).get("question", "?")
-        return f"{lang}-{r.item.get('prompt_variant') or r.item.get('config') or 'default'}"
-
-    for name, members in sorted(group_by(atc, variant).items()):
+    for name, members in sorted(group_by(atc, atc_task).items()):
         questions = group_by(members, _question_key)
         per_step: dict[int, list[float]] = defaultdict(list)
         for group in questions.values():
@@ -350,27 +357,39 @@ RULER_THRESHOLD = 85.6
 """RULER's effective-length threshold: Llama-2-7B's average score at 4K, in points."""
 
 
-def ruler_average(rows: Sequence[Scored], threshold: float = RULER_THRESHOLD) -> dict[str, Any] | None:
+def ruler_average(
+    rows: Sequence[Scored], threshold: float = RULER_THRESHOLD, core: Collection[str] | None = None
+) -> dict[str, Any] | None:
     """RULER's family score: per length, the mean over tasks of each task's mean score (points), and
     the effective length under the prefix rule at `threshold`; None without RULER items.
 
     Tasks weigh equally whatever their item counts, as in RULER's tables; a length counts only
-    where every task was scored (else it is listed under `incomplete_lengths`).
+    where every task was scored (else it is listed under `incomplete_lengths`). With `core` (RULER's
+    13 task names), only those tasks enter the average; the others (passkey, RAG-chunk) are listed
+    under `extra_tasks` with their own curves. `overall` is the mean of the per-length averages,
+    the "Avg." column of RULER's tables.
     """
     ruler = [r for r in rows if r.item.get("family") == "ruler"]
     if not ruler:
         return None
     tasks = group_by(ruler, lambda r: str(r.item.get("task", "")))
-    per_task = {name: length_curve(members) for name, members in sorted(tasks.items())}
+    curves = {name: length_curve(members) for name, members in sorted(tasks.items())}
+    per_task = {name: c for name, c in curves.items() if core is None or name in core}
+    extra = {name: c for name, c in curves.items() if name not in per_task}
     lengths = sorted({length for curve in per_task.values() for length in curve})
     complete = [length for length in lengths if all(length in curve for curve in per_task.values())]
     average = {length: round(_mean([curve[length] for curve in per_task.values()]), 4) for length in complete}
-    return {
+    out: dict[str, Any] = {
         "tasks": {name: {str(k): v for k, v in curve.items()} for name, curve in per_task.items()},
         "average": {str(k): v for k, v in average.items()},
+        "overall": round(_mean(list(average.values())), 4) if average else None,
         "incomplete_lengths": [length for length in lengths if length not in complete],
         "effective_length": prefix_rule(average, threshold),
     }
+    if core is not None:
+        out["extra_tasks"] = {name: {str(k): v for k, v in curve.items()} for name, curve in extra.items()}
+        out["missing_tasks"] = sorted(set(core) - set(per_task))
+    return out
 
 
 NEEDLEBENCH_TASKS = ("s-rt", "m-rt", "m-rs")

@@ -17,8 +17,9 @@ from needlec.registry import METRICS
 from needlec.scoring import metrics as _metrics  # noqa: F401  (registers the built-in metrics)
 from needlec.scoring.aggregates import Scored
 from needlec.scoring.dataset import iter_items
+from needlec.scoring.families.base import Table
 from needlec.scoring.responses import Response, read_responses
-from needlec.scoring.summary import build_summary
+from needlec.scoring.summary import build_summary, family_reports
 from needlec.spec.reports import ReportsSpec
 
 SHOW = 5
@@ -26,13 +27,15 @@ SHOW = 5
 
 @dataclass
 class ScoreResult:
-    """Per-item scores (in dataset order), the summary, and the response bookkeeping."""
+    """Per-item scores (in dataset order), the summary, the response bookkeeping, and the family
+    reports' headline tables (by family name, e.g. `tables["ruler"]`)."""
 
     rows: list[Scored]
     summary: dict[str, Any]
     missing: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     repeated: list[str] = field(default_factory=list)
+    tables: dict[str, Table] = field(default_factory=dict)
 
 
 class _Judge:
@@ -159,5 +162,9 @@ def score(
         settings = {name: ReportsSpec.model_validate(value) for name, value in wanted.items()}
     except ValidationError as exc:
         raise NeedlecError(f"{dataset}: invalid `reports` settings: {exc}") from None
-    summary = build_summary(rows, missing=missing, unknown=unknown, repeated=repeated, reports=settings)
-    return ScoreResult(rows, summary, missing, unknown, repeated)
+    families = family_reports(rows, settings)
+    summary = build_summary(
+        rows, missing=missing, unknown=unknown, repeated=repeated, reports=settings, families=families
+    )
+    tables = {name: result.table for name, result in families.items()}
+    return ScoreResult(rows, summary, missing, unknown, repeated, tables)

@@ -1,4 +1,5 @@
-"""The report folder: `scores.jsonl`, `summary.json`, and plots per config (SVG and PNG)."""
+"""The report folder: `scores.jsonl`, `summary.json`, each family's headline table (`FAMILY.csv`,
+`FAMILY.md`), and plots per config (SVG and PNG)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,11 @@ def write_report(result: ScoreResult, out: str | Path, plots: bool = True) -> li
         (root / "scores.jsonl").write_bytes(b"".join(score_lines(result)))
         (root / "summary.json").write_bytes(dumps(result.summary, indent=True) + b"\n")
         written += [Path("scores.jsonl"), Path("summary.json")]
+        for name, table in result.tables.items():
+            safe = _SAFE.sub("_", name)
+            (root / f"{safe}.csv").write_text(table.to_csv(), encoding="utf-8", newline="")
+            (root / f"{safe}.md").write_text(table.to_markdown(), encoding="utf-8", newline="")
+            written += [Path(f"{safe}.csv"), Path(f"{safe}.md")]
         if plots:
             written += _write_plots(result, root)
     return written

@@ -12,6 +12,7 @@ from typing import Any
 
 from needlec.scoring import aggregates as agg
 from needlec.scoring.aggregates import Scored
+from needlec.scoring.families.base import FamilyResult
 from needlec.scoring.stats import points, summarize
 from needlec.spec.reports import RULE_DEFAULTS, ReportsSpec
 
@@ -23,6 +24,8 @@ def _parameter(reports: ReportsSpec | None, rule: str) -> float:
     """A rule's parameter: the spec's threshold when it is the headline rule, else the default."""
     if reports is not None and reports.effective_length.rule == rule:
         return reports.effective_length.value()
+    if rule not in RULE_DEFAULTS:
+        raise ValueError(f"unknown effective-length rule {rule!r}")
     return RULE_DEFAULTS[rule]
 
 
@@ -66,7 +69,7 @@ def config_summary(
             baseline=baseline,
             baseline_length=baseline_length,
         )
-        if reports is not None:
+        if reports is not None and reports.effective_length.rule != "none":
             rule = reports.effective_length.rule
             chosen = lengths.get(rule) or {}
             lengths["headline"] = {
@@ -90,13 +93,31 @@ def config_summary(
     return out
 
 
+def _cell(row: Scored) -> tuple[str, str, str]:
+    """What a no-distractor baseline pairs on: the task and the needle and question languages."""
+    langs = row.item.get("languages") or {}
+    return (str(row.item.get("task")), str(langs.get("needle", "?")), str(langs.get("question", "?")))
+
+
 def _baseline(
     name: str, reports: ReportsSpec | None, configs: Mapping[str, Sequence[Scored]]
 ) -> tuple[float | None, int | None]:
-    """The baseline (points) a config's reports name, and the length it was measured at (if any)."""
+    """The baseline (points) a config's reports name, and the length it was measured at (if any).
+
+    `items: no_distractors` pairs each config with the no-distractor items of its task and needle
+    and question languages (MLNeedle's baseline per language cell); a config made of such items
+    gets no baseline itself (no relative rule applies to the baseline).
+    """
     if reports is None or reports.baseline is None:
         return None, None
     base = reports.baseline
+    if base.items is not None:
+        own = configs[name]
+        if all(agg.is_no_distractor(r) for r in own):
+            return None, None
+        cells = {_cell(r) for r in own}
+        found = [r for rows in configs.values() for r in rows if agg.is_no_distractor(r) and _cell(r) in cells]
+        return (points(sum(r.score for r in found) / len(found)) if found else None), None
     if base.config is not None:
         rows = configs.get(base.config) or []
         return (points(sum(r.score for r in rows) / len(rows)) if rows else None), None
@@ -111,8 +132,12 @@ def build_summary(
     unknown: Sequence[str] = (),
     repeated: Sequence[str] = (),
     reports: Mapping[str, ReportsSpec] | None = None,
+    families: Mapping[str, FamilyResult] | None = None,
 ) -> dict[str, Any]:
     """The whole summary as JSON-ready data; deterministic for the same rows.
+
+    `families` are the family reports' results when the caller computed them already (else they
+    are computed here); their aggregates go under `families`.
 
     `reports` maps config names to their `reports:` settings; a config not in it gets every
     aggregate. A config whose baseline config has no scored items gets no relative rule.
@@ -140,22 +165,20 @@ def build_summary(
         "configs": per_config,
     }
 
-    def shown(name: str) -> list[Scored]:
-        return [r for r in rows if (c := reports.get(str(r.item.get("config")))) is None or c.shows(name)]
-
-    families: dict[str, Any] = {}
-    nb = agg.needlebench_overall(shown("needlebench_overall"))
-    if nb is not None:
-        families["needlebench"] = nb
-    atc = agg.atc_score(shown("atc_weighted"))
-    if atc is not None:
-        families["atc"] = atc
-    ruler = agg.ruler_average(rows)
-    if ruler is not None:
-        families["ruler"] = ruler
-    ml = agg.mlneedle_effective(rows)
-    if ml is not None:
-        families["mlneedle"] = ml
-    if families:
-        summary["families"] = families
+    chosen = family_reports(rows, reports) if families is None else families
+    if chosen:
+        summary["families"] = {name: result.aggregate for name, result in chosen.items()}
     return summary
+
+
+def family_reports(rows: Sequence[Scored], reports: Mapping[str, ReportsSpec] | None = None) -> dict[str, FamilyResult]:
+    """Every registered family report that applies to `rows` (see `needlec.scoring.families`),
+    in registration order; each picks its own rows by what the items and `reports` say."""
+    from needlec.registry import REPORTS
+
+    out: dict[str, FamilyResult] = {}
+    for component in REPORTS:
+        result = component.factory(component.config(), rows, reports or {})
+        if result is not None:
+            out[component.name] = result
+    return out

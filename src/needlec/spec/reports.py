@@ -34,11 +34,11 @@ RULE_DEFAULTS = {"ruler": 85.6, "lesson": 0.85, "nolima": 0.85, "mlneedle": 0.75
 class EffectiveLengthReport(StrictModel):
     """The effective-length rule shown as the headline, and its threshold."""
 
-    rule: Literal["ruler", "lesson", "nolima", "mlneedle"] = Field(
+    rule: Literal["ruler", "lesson", "nolima", "mlneedle", "none"] = Field(
         "ruler",
         description="Headline rule: `ruler` (mean >= an absolute threshold in points), `lesson` (middle-band "
-        "mean >= 100 x tau), `nolima` (mean >= ratio x the base score) or `mlneedle` (mean >= ratio x the "
-        "baseline; needs `baseline`).",
+        "mean >= 100 x tau), `nolima` (mean >= ratio x the base score), `mlneedle` (mean >= ratio x the "
+        "baseline; needs `baseline`) or `none` (the benchmark defines no effective length: no headline).",
     )
     threshold: float | None = Field(
         None,
@@ -50,6 +50,8 @@ class EffectiveLengthReport(StrictModel):
 
     @model_validator(mode="after")
     def _ratio(self) -> EffectiveLengthReport:
+        if self.rule == "none" and self.threshold is not None:
+            raise KeyedValueError("rule `none` takes no threshold", "threshold")
         if self.rule != "ruler" and self.threshold is not None and self.threshold > 1:
             raise KeyedValueError(f"the {self.rule} threshold is a ratio in (0, 1]", "threshold")
         if self.rule == "ruler" and self.threshold is not None and self.threshold > 100:
@@ -57,12 +59,15 @@ class EffectiveLengthReport(StrictModel):
         return self
 
     def value(self) -> float:
-        """The threshold in effect (the rule's default when none is given)."""
-        return RULE_DEFAULTS[self.rule] if self.threshold is None else self.threshold
+        """The threshold in effect (the rule's default when none is given; 0 for rule `none`)."""
+        if self.threshold is not None:
+            return self.threshold
+        return RULE_DEFAULTS.get(self.rule, 0.0)
 
 
 class BaselineReport(StrictModel):
-    """Where the baseline of relative rules (MLNeedle's 0.75 x baseline) comes from: a config or a length."""
+    """Where the baseline of relative rules (MLNeedle's 0.75 x baseline) comes from: a config, a
+    length, or the dataset's items compiled without distractors."""
 
     config: str | None = Field(
         None,
@@ -78,10 +83,18 @@ class BaselineReport(StrictModel):
         examples=[250],
     )
 
+    items: Literal["no_distractors"] | None = Field(
+        None,
+        description="`no_distractors`: the items of the same task compiled without distractors (a "
+        "`passages` builder with `distractors: false`) whose needle and question languages are this "
+        "config's; their mean is the baseline. MLNeedle's default: each language cell gets its own baseline.",
+        examples=["no_distractors"],
+    )
+
     @model_validator(mode="after")
     def _one(self) -> BaselineReport:
-        if (self.config is None) == (self.length is None):
-            raise KeyedValueError("give exactly one of `config` and `length`")
+        if sum(v is not None for v in (self.config, self.length, self.items)) != 1:
+            raise KeyedValueError("give exactly one of `config`, `length` and `items`")
         return self
 
 
@@ -101,13 +114,13 @@ class ReportsSpec(StrictModel):
     baseline: BaselineReport | None = Field(
         None,
         description="Baseline for relative rules (`mlneedle`); null: no baseline, the `mlneedle` rule is not computed.",
-        examples=[{"config": "baseline"}, {"length": 250}],
+        examples=[{"config": "baseline"}, {"length": 250}, {"items": "no_distractors"}],
     )
 
     @model_validator(mode="after")
     def _consistent(self) -> ReportsSpec:
         if self.effective_length.rule == "mlneedle" and self.baseline is None:
-            raise KeyedValueError("the mlneedle rule needs a `baseline` (a config or a length)", "baseline")
+            raise KeyedValueError("the mlneedle rule needs a `baseline` (a config, a length or items)", "baseline")
         if self.show is not None and len(set(self.show)) != len(self.show):
             raise KeyedValueError("`show` names an aggregate twice", "show")
         return self

@@ -137,8 +137,9 @@ class AtcKind(NeedleKindBase):
         return [f"s{n}" for n in dict.fromkeys(self.config.steps)]
 
     def default_reports(self) -> dict[str, Any] | None:
-        """ATC has no depths: accuracy by length (kinship sentences), CircularEval and the step-weighted score."""
-        return {"show": ["by_length", "circular", "atc_weighted"]}
+        """ATC has no depths: accuracy by length (kinship sentences), CircularEval and the step-weighted
+        score; it defines no effective length."""
+        return {"show": ["by_length", "circular", "atc_weighted"], "effective_length": {"rule": "none"}}
 
     def cases(self) -> list[str]:
         if self.config.answer_format == "open":

@@ -143,7 +143,10 @@ class NeedleBenchKind(NeedleKindBase):
 
     def default_reports(self) -> dict[str, Any] | None:
         """NeedleBench reports by length and depth and its weighted overall score; it defines no effective length."""
-        return {"show": ["by_length", "by_depth", "heatmap", "position", "needlebench_overall"]}
+        return {
+            "show": ["by_length", "by_depth", "heatmap", "position", "needlebench_overall"],
+            "effective_length": {"rule": "none"},
+        }
 
     def cases(self) -> list[str]:
         if self.config.task == "m-rt":
