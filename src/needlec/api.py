@@ -63,7 +63,7 @@ def compile(
     out_dir: str | Path | None,
     *,
     jobs: int = 1,
-    select: Mapping[str, str | Iterable[str]] | None = None,
+    select: Mapping[str, str | int | float | Iterable[str | int | float]] | None = None,
     dry_run: bool = False,
     verify: bool = False,
     cache_dir: str | Path | None = None,
@@ -77,7 +77,9 @@ def compile(
             folder). May be None with `dry_run`.
         jobs: worker processes building items; the output bytes do not depend on it.
         select: restrict the grid, like `--select`: a mapping from a key (`config`, `length`,
-            `depth`, `tokenizer`, ...) to the accepted value or values, e.g. `{"length": [1000, 4000]}`.
+            `depth`, `tokenizer`, ...) to the accepted value or values, e.g. `{"length": [1000, 4000]}`,
+            or to the command line's string form, e.g. `{"repeat": "0-9", "length": "4K,8K"}`. Values
+            are checked against the grid as `--select` checks them.
         dry_run: only size the compile up (items, tokens, bytes); write nothing.
         verify: re-encode every assembled context in full to double-check its token count.
         cache_dir: the cache of downloads and filter runs (default: the user cache folder).
@@ -92,11 +94,9 @@ def compile(
             length, depth or overlap contract (`ContractError`).
     """
     from needlec.compile.pipeline import CompileOptions, compile_spec
+    from needlec.compile.select import split_values
 
-    chosen: dict[str, set[str]] = {}
-    for key, values in (select or {}).items():
-        items = [values] if isinstance(values, str | int | float) else list(values)
-        chosen[key] = {str(v) for v in items}
+    chosen = {key: set(split_values(values)) for key, values in (select or {}).items()}
     options = CompileOptions(
         jobs=jobs,
         select=chosen,

@@ -36,22 +36,14 @@ EPILOG = (
 INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many items of a config
 
 
-def _parse_select(values: list[str]) -> dict[str, set[str]]:
-    select: dict[str, set[str]] = {}
-    for value in values:
-        if "=" not in value:
-            raise NeedlecError(f"--select expects KEY=V1,V2 (e.g. length=1000,2000); got {value!r}")
-        key, _, items = value.partition("=")
-        select.setdefault(key.strip(), set()).update(v.strip() for v in items.split(",") if v.strip())
-    return select
-
-
 def cmd_compile(args: argparse.Namespace) -> int:
     from needlec.compile.pipeline import CompileOptions, compile_spec
+    from needlec.compile.select import parse_select
 
+    select = {key: set(values) for key, values in parse_select(args.select).items()}
     options = CompileOptions(
         jobs=args.jobs,
-        select=_parse_select(args.select),
+        select=select,
         dry_run=args.dry_run,
         progress=not args.quiet,
         verify=args.verify,
@@ -203,7 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=V1,V2",
         help="compile only items whose config, tokenizer, length, depth, haystack or repeat is listed "
-        "(repeatable, e.g. --select length=1000 --select config=single)",
+        "(repeatable, e.g. --select length=1000 --select config=single). Every value must be in the grid; "
+        "lengths may be written 4K or 128k where that names one grid length, and length, depth and repeat "
+        "take inclusive ranges (repeat=0-9). A selection that matches no item is an error",
     )
     p.add_argument(
         "--verify",

@@ -15,7 +15,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -26,6 +26,7 @@ from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.ranking import prepare_rankings, ranking_warnings
+from needlec.compile.select import check_not_empty, resolve_select
 from needlec.compile.size import check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
@@ -45,8 +46,6 @@ from needlec.util import canonical
 from needlec.util.atomic import atomic_directory, check_target, inside
 from needlec.util.canonical import sha256_json
 from needlec.util.sums import every_file, write_sums
-
-SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack", "repeat")
 
 
 def default_cache_dir() -> Path:
@@ -233,16 +232,9 @@ def _units(
     return out
 
 
-def _check_select(plan: Plan, select: dict[str, set[str]]) -> None:
-    """Unknown `--select` keys and config names are errors before anything is sized or built."""
-    unknown = set(select) - set(SELECT_KEYS)
-    if unknown:
-        raise NeedlecError(f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(sorted(unknown))}")
-    if "config" in select:
-        missing = select["config"] - {c.name for c in plan.configs}
-        if missing:
-            names = ", ".join(c.name for c in plan.configs)
-            raise NeedlecError(f"--select config: no config named {', '.join(sorted(missing))} (configs: {names})")
+def _check_select(plan: Plan, select: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Every `--select` key and value checked against the grid (compile/select.py), canonically spelled."""
+    return resolve_select(plan, select)
 
 
 @dataclass
@@ -340,8 +332,9 @@ def compile_spec(
     options = options or CompileOptions()
     cache_dir = options.cache_dir or default_cache_dir()
     plan = load_plan(spec_path, cache_dir)
-    _check_select(plan, options.select)
+    options = replace(options, select=_check_select(plan, options.select))
     size = plan_size(plan, options.select)
+    check_not_empty(size.items)
     if options.dry_run:
         return CompileResult(None, size.items, size.tokens, size.bytes, None)
     check_size(size, options.max_items, options.max_bytes)
