@@ -68,6 +68,7 @@ def compile(
     verify: bool = False,
     cache_dir: str | Path | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> CompileResult:
     """Compile a spec into a dataset folder, exactly as `needlec compile` does.
 
@@ -84,6 +85,8 @@ def compile(
         verify: re-encode every assembled context in full to double-check its token count.
         cache_dir: the cache of downloads and filter runs (default: the user cache folder).
         progress: show progress bars on stderr.
+        force: replace a dataset in `out_dir` that was compiled from another spec, or that holds
+            items this selection leaves out (refused without it, like `--force`).
 
     Returns:
         A `CompileResult`: `out_dir`, `items`, `tokens`, `estimated_bytes` and the written
@@ -104,6 +107,7 @@ def compile(
         progress=progress,
         verify=verify,
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
+        force=force,
     )
     return compile_spec(spec, out_dir, options)
 

@@ -51,6 +51,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         max_items=args.max_items,
         max_bytes=args.max_bytes,
         strict=args.strict,
+        force=args.force,
     )
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
     result = compile_spec(args.spec, out, options)
@@ -228,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict",
         action="store_true",
         help="treat warnings (e.g. a haystack repeated to reach a length) as errors",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing dataset folder even when it was compiled from another spec or holds items "
+        "this compile leaves out (without it such a compile is refused, saying what would be replaced)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_compile)

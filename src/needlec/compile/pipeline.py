@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 from tqdm import tqdm
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
+from needlec.compile.existing import check_replace
 from needlec.compile.items import HaystackView, build_item
 from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
@@ -68,6 +69,7 @@ class CompileOptions:
     max_items: int | None = None  # None: the default ceiling of compile/size.py
     max_bytes: int | None = None
     strict: bool = False  # warnings (e.g. a repeated haystack) become errors
+    force: bool = False  # replace a dataset of another spec, or one with items this compile leaves out
 
 
 @dataclass
@@ -340,7 +342,8 @@ def compile_spec(
     check_size(size, options.max_items, options.max_bytes)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR)")
-    check_target(Path(out_dir), guard=(Path(spec_path),))  # refuse a bad -o before any work
+    target = check_target(Path(out_dir), guard=(Path(spec_path),))  # refuse a bad -o before any work
+    check_replace(target, plan, options.select, options.force)  # nothing lost without --force
     prepared = Prepared(plan, cache_dir)
     prepared.filters.progress = options.progress
     units = _units(plan, prepared, options.select)
