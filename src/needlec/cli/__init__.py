@@ -33,6 +33,23 @@ EPILOG = (
 )
 
 
+MAX_LINE = 400  # an error line longer than this is shown in part (a value of the spec may be huge)
+
+
+def clip(text: str) -> str:
+    """`text` with every over-long line cut to its start and end, saying how much was left out.
+
+    Errors quote the spec's values; a 200,000-character value must not be printed back whole.
+    """
+    lines = []
+    for line in text.splitlines():
+        if len(line) > MAX_LINE:
+            keep = MAX_LINE // 2 - 20
+            line = f"{line[:keep]} ... ({len(line) - 2 * keep:,} characters left out) ... {line[-keep:]}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many items of a config
 
 
@@ -86,7 +103,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 deep_check(plan, Path(args.cache_dir) if args.cache_dir else None)
         except NeedlecError as exc:
             failed += 1
-            print(redact(exc.render()), file=sys.stderr)
+            print(clip(redact(exc.render())), file=sys.stderr)
             continue
         configs = ", ".join(c.name for c in plan.configs)
         deep = "; sources read and checked" if args.deep else ""
@@ -320,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return int(args.func(args))
     except NeedlecError as exc:
-        print(redact(f"error: {exc.render()}"), file=sys.stderr)
+        print(clip(redact(f"error: {exc.render()}")), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted; no output was written", file=sys.stderr)
