@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import SPECS
 
 CPU_LIMIT_S = 15  # the watchdog; a clean error takes a few seconds of start-up and loading
