@@ -104,3 +104,44 @@ def test_redaction_is_linear_on_long_runs_of_letters() -> None:
     # a URL with credentials is still masked; a 200,000-letter run is returned unchanged
     assert redact("see https://user:pw@example.org/x") == "see https://***@example.org/x"
     assert redact(BIG) == BIG
+
+
+def _niah_with(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
+    text = (SPECS / "niah.yaml").read_text(encoding="utf-8")
+    assert old in text
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return spec, text[: text.index(old)].count("\n") + 1
+
+
+def test_an_empty_haystack_file_is_named_at_the_spec_key(tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    text = (SPECS / "niah.yaml").read_text(encoding="utf-8")
+    start, end = text.index("haystack:"), text.index("\ngrid:")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text[:start] + "haystack:\n  sources:\n    - type: files\n      paths: [empty.txt]\n" + text[end:])
+    line = text[:start].count("\n") + 3  # the `- type: files` entry under `sources:`
+    command = ["compile", str(spec), "-o", str(tmp_path / "out"), "-q", "--select", "config=single,passkey"]
+    result = subprocess.run(
+        [sys.executable, "-m", "needlec.cli", *command, "--select", "length=1000"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"spec.yaml:{line}:" in result.stderr and "haystack.sources: " in result.stderr
+    assert "produced no text" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_tokenizer_file_is_found_by_validate(tmp_path: Path) -> None:
+    spec, line = _niah_with(
+        tmp_path,
+        "tokenizers: [cl100k_base, o200k_base]",
+        "tokenizers:\n  - {type: hf, name: mine, path: missing/tokenizer.json}",
+    )
+    result = validate(spec)
+    assert result.returncode == 2
+    assert f"spec.yaml:{line + 1}:" in result.stderr and "tokenizers[0].path: " in result.stderr
+    assert "tokenizer file not found: missing/tokenizer.json" in result.stderr

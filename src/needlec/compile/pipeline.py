@@ -134,7 +134,9 @@ class Prepared:
         if key not in self._haystacks:
             documents = self.documents(spec)
             if not any(d.text.strip() for d in documents):
-                raise SourceError("the haystack sources produced no text")
+                at = ("haystack", "sources")
+                problem = Problem("the haystack sources produced no text", self.plan.doc.locate(at), dotted(at))
+                raise SpecError([problem], "the haystack is empty:")
             content = haystack_key(spec, documents)
             if content not in self._built:
                 builder = haystack_builder(spec.haystack.builder)
@@ -152,8 +154,13 @@ class Prepared:
 
     def tokenizer(self, spec: Spec, label: str) -> Tokenizer:
         if label not in self.tokenizers:
-            config = next(t for t in spec.tokenizers if t.label == label)
-            self.tokenizers[label] = load_tokenizer(config, self.plan.spec_dir)
+            i, config = next((i, t) for i, t in enumerate(spec.tokenizers) if t.label == label)
+            try:
+                self.tokenizers[label] = load_tokenizer(config, self.plan.spec_dir)
+            except NeedlecError as exc:  # named at the spec's key, as every error from a spec value is
+                at = ("tokenizers", i)
+                problem = Problem(str(exc), self.plan.doc.locate(at), dotted(at))
+                raise SpecError([problem], "a tokenizer could not be loaded:") from None
         return self.tokenizers[label]
 
     def view(self, spec: Spec, haystack: Haystack, label: str, max_length: int) -> HaystackView:
