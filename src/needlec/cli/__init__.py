@@ -56,6 +56,7 @@ INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many ite
 def cmd_compile(args: argparse.Namespace) -> int:
     from needlec.compile.pipeline import CompileOptions, compile_spec
     from needlec.compile.select import parse_select
+    from needlec.compile.size import human_bytes
 
     select = {key: set(values) for key, values in parse_select(args.select).items()}
     options = CompileOptions(
@@ -71,6 +72,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
         force=args.force,
     )
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
+    if not args.dry_run:
+        options.announce = lambda size: print(
+            f"compiling {size.items:,} items ({size.tokens:,} context tokens, about {human_bytes(size.bytes)}) "
+            f"into {out}",
+            flush=True,
+        )
     result = compile_spec(args.spec, out, options)
     if args.dry_run:
         print(
@@ -233,14 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-items",
         type=int,
         metavar="N",
-        help="raise (or lower) the ceiling on the number of items; the size is computed from the spec before "
-        "anything is built, and a larger compile is refused (default 100,000)",
+        help="refuse the compile if it would write more than N items (default: no ceiling); the size is "
+        "computed from the spec before anything is built",
     )
     p.add_argument(
         "--max-bytes",
         type=int,
         metavar="N",
-        help="ceiling on the estimated output size in bytes (default 20,000,000,000)",
+        help="refuse the compile if its estimated output exceeds N bytes (default: no ceiling but the free disk "
+        "space, which must hold 1.25 x the estimate plus 200 MB)",
     )
     p.add_argument(
         "--strict",

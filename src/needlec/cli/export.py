@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 RUN_HINTS = {
-    "prompts": 'feed DIR/prompts.jsonl to your completion runner; write {{"id", "response"}} lines',
-    "openai-batch": "upload DIR/requests.jsonl to the Batch API; score its output file directly",
-    "inspect": "inspect eval {out}/task.py --model openai/MODEL; then needlec score DATASET logs/*.eval",
-    "lm-eval": "cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "
-    "--tasks TASK --log_samples --output_path results; then needlec score DATASET results/*/samples_*.jsonl",
+    "prompts": 'feed {out}/prompts.jsonl to your completion runner, writing one {{"id", "response"}} line per '
+    "item to responses.jsonl; then needlec score {dataset} responses.jsonl -o {dataset}-report",
+    "openai-batch": "upload {out}/requests.jsonl to the Batch API; then needlec score {dataset} OUTPUT.jsonl "
+    "-o {dataset}-report (OUTPUT.jsonl: the batch's output file)",
+    "inspect": "inspect eval {out}/task.py --model openai/MODEL; then needlec score {dataset} logs/*.eval "
+    "-o {dataset}-report",
+    "lm-eval": "(cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "
+    "--tasks {task} --log_samples --output_path results); then needlec score {dataset} "
+    "{out}/results/*/samples_*.jsonl -o {dataset}-report",
 }
+"""The command that runs each runner's files and the `needlec score` that reads its output (`-o` included)."""
+
+
+def lm_eval_task(out: Path) -> str:
+    """The task name written into an exported lm-eval task (its `task:` line)."""
+    for line in (out / "needlec.yaml").read_text(encoding="utf-8").splitlines():
+        if line.startswith("task:"):
+            return line.partition(":")[2].strip()
+    return "TASK"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -21,7 +35,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     options = {"model": args.model, "max_tokens": args.max_tokens, "no_answer_prefix": args.no_answer_prefix}
     names = export(args.dataset, args.to, args.output, tokenizer=args.tokenizer, config=args.config, options=options)
     print(f"wrote {', '.join(names)} to {args.output}")
-    print("next: " + RUN_HINTS[args.to].format(out=args.output))
+    out = Path(args.output)
+    task = lm_eval_task(out) if args.to == "lm-eval" else ""
+    print("next: " + RUN_HINTS[args.to].format(out=args.output, dataset=str(args.dataset).rstrip("/"), task=task))
     return 0
 
 

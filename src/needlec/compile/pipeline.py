@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -28,7 +28,7 @@ from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.ranking import prepare_rankings, ranking_warnings
 from needlec.compile.select import check_not_empty, resolve_select
-from needlec.compile.size import check_size, haystack_ids, plan_size
+from needlec.compile.size import Size, check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
 from needlec.exporters.hf import render_card
@@ -66,8 +66,9 @@ class CompileOptions:
     progress: bool = True
     verify: bool = False
     cache_dir: Path | None = None
-    max_items: int | None = None  # None: the default ceiling of compile/size.py
+    max_items: int | None = None  # None: no ceiling but the free disk space
     max_bytes: int | None = None
+    announce: Callable[[Size], None] | None = None  # told the size once it is checked, before any work
     strict: bool = False  # warnings (e.g. a repeated haystack) become errors
     force: bool = False  # replace a dataset of another spec, or one with items this compile leaves out
 
@@ -346,11 +347,13 @@ def compile_spec(
     check_not_empty(size.items)
     if options.dry_run:
         return CompileResult(None, size.items, size.tokens, size.bytes, None)
-    check_size(size, options.max_items, options.max_bytes)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR)")
     target = check_target(Path(out_dir), guard=(Path(spec_path),))  # refuse a bad -o before any work
+    check_size(size, options.max_items, options.max_bytes, target)
     check_replace(target, plan, options.select, options.force)  # nothing lost without --force
+    if options.announce is not None:
+        options.announce(size)
     prepared = Prepared(plan, cache_dir)
     prepared.filters.progress = options.progress
     units = _units(plan, prepared, options.select)
@@ -415,7 +418,7 @@ def compile_spec(
     from needlec.haystacks.sources.corpora import licence_warnings
 
     warnings += licence_warnings(plan.spec.license, manifest["sources"])
-    return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest, warnings)
+    return CompileResult(out.resolve(), len(work), total_tokens, size.bytes, manifest, warnings)
 
 
 def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
@@ -442,10 +445,6 @@ def _overlap_report(tally: dict[tuple[str, str], OverlapStats], config: ConfigPl
     if "context" in out:
         out["context"]["length"] = min(config.spec.grid.length_points())
     return out
-
-
-def _estimate(units: list[tuple[ConfigPlan, list[ItemKey]]]) -> int:
-    return sum(int(k.length * 4.3) + 2000 for _, keys in units for k in keys)
 
 
 def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]]) -> list[Work]:
