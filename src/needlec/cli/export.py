@@ -9,8 +9,8 @@ from typing import Any
 RUN_HINTS = {
     "prompts": 'feed {out}/prompts.jsonl to your completion runner, writing one {{"id", "response"}} line per '
     "item to responses.jsonl; then needlec score {dataset} responses.jsonl -o {dataset}-report",
-    "openai-batch": "upload {out}/requests.jsonl to the Batch API; then needlec score {dataset} OUTPUT.jsonl "
-    "-o {dataset}-report (OUTPUT.jsonl: the batch's output file)",
+    "openai-batch": "upload {out}/requests.jsonl to the Batch API and save its output file as output.jsonl; "
+    "then needlec score {dataset} output.jsonl -o {dataset}-report",
     "inspect": "inspect eval {out}/task.py --model openai/MODEL; then needlec score {dataset} logs/*.eval "
     "-o {dataset}-report",
     "lm-eval": "(cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "
