@@ -27,7 +27,7 @@ NEEDS_MORE = {"mlneedle/mlneedle-online.yaml", "mlneedle/mlneedle-ranked.yaml"}
 SHIPPED = sorted(
     str(p.relative_to(SPECS))
     for p in SPECS.rglob("*.yaml")
-    if p.name != "base.yaml" and str(p.relative_to(SPECS)) not in NEEDS_MORE
+    if str(p.relative_to(SPECS)) not in NEEDS_MORE
 )
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
 
