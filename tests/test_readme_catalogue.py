@@ -11,18 +11,20 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, SPECS
+
 from needlec.cli import build_parser
 from needlec.compile.plan import load_plan
 from needlec.compile.select import parse_select, resolve_select
 from needlec.compile.size import human_bytes, plan_size
 
 README = ROOT / "README.md"
-ROW = re.compile(r"^\| `(specs/[^`]+\.yaml)` \| ([^|]+) \| ([^|]+) \| ([\d,]+) \| ([\d,]+) \| ([^|]+) \| `([^`]+)` \((\d[\d,]*) items\) \|$")
+ROW = re.compile(
+    r"^\| `(specs/[^`]+\.yaml)` \| ([^|]+) \| ([^|]+) \| ([\d,]+) \| ([\d,]+) \| ([^|]+) \| "
+    r"`([^`]+)` \((\d[\d,]*) items\) \|$"
+)
 
 
 def shipped() -> list[str]:
