@@ -64,12 +64,13 @@ def compile(
     out_dir: str | Path | None,
     *,
     jobs: int = 1,
-    select: Mapping[str, str | Iterable[str]] | None = None,
+    select: Mapping[str, str | int | float | Iterable[str | int | float]] | None = None,
     dry_run: bool = False,
     verify: bool = False,
     cache_dir: str | Path | None = None,
     progress: bool = False,
     tokenizers: Iterable[str] | None = None,
+    force: bool = False,
 ) -> CompileResult:
     """Compile a spec into a dataset folder, exactly as `needlec compile` does.
 
@@ -79,7 +80,9 @@ def compile(
             folder). May be None with `dry_run`.
         jobs: worker processes building items; the output bytes do not depend on it.
         select: restrict the grid, like `--select`: a mapping from a key (`config`, `length`,
-            `depth`, `tokenizer`, ...) to the accepted value or values, e.g. `{"length": [1000, 4000]}`.
+            `depth`, `tokenizer`, ...) to the accepted value or values, e.g. `{"length": [1000, 4000]}`,
+            or to the command line's string form, e.g. `{"repeat": "0-9", "length": "4K,8K"}`. Values
+            are checked against the grid as `--select` checks them.
         dry_run: only size the compile up (items, tokens, bytes); write nothing.
         verify: re-encode every assembled context in full to double-check its token count.
         cache_dir: the cache of downloads and filter runs (default: the user cache folder).
@@ -87,6 +90,8 @@ def compile(
         tokenizers: compile for these tokenizers instead of the spec's, like `--tokenizer`: tiktoken
             encoding names, `tokenizer.json` files or model folders (relative paths against the
             current folder), or Hugging Face Hub ids found in the local Hugging Face cache.
+        force: replace a dataset in `out_dir` that was compiled from another spec, or that holds
+            items this selection leaves out (refused without it, like `--force`).
 
     Returns:
         A `CompileResult`: `out_dir`, `items`, `tokens`, `estimated_bytes` and the written
@@ -97,12 +102,10 @@ def compile(
             length, depth or overlap contract (`ContractError`).
     """
     from needlec.compile.pipeline import CompileOptions, compile_spec
+    from needlec.compile.select import split_values
     from needlec.tokenizer import tokenizer_argument
 
-    chosen: dict[str, set[str]] = {}
-    for key, values in (select or {}).items():
-        items = [values] if isinstance(values, str | int | float) else list(values)
-        chosen[key] = {str(v) for v in items}
+    chosen = {key: set(split_values(values)) for key, values in (select or {}).items()}
     options = CompileOptions(
         jobs=jobs,
         select=chosen,
@@ -111,6 +114,7 @@ def compile(
         verify=verify,
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
         tokenizers=[tokenizer_argument(t) for t in ([tokenizers] if isinstance(tokenizers, str) else tokenizers or [])],
+        force=force,
     )
     return compile_spec(spec, out_dir, options)
 

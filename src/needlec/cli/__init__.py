@@ -33,26 +33,36 @@ EPILOG = (
 )
 
 
+MAX_LINE = 400  # an error line longer than this is shown in part (a value of the spec may be huge)
+
+
+def clip(text: str) -> str:
+    """`text` with every over-long line cut to its start and end, saying how much was left out.
+
+    Errors quote the spec's values; a 200,000-character value must not be printed back whole.
+    """
+    lines = []
+    for line in text.splitlines():
+        if len(line) > MAX_LINE:
+            keep = MAX_LINE // 2 - 20
+            line = f"{line[:keep]} ... ({len(line) - 2 * keep:,} characters left out) ... {line[-keep:]}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many items of a config
-
-
-def _parse_select(values: list[str]) -> dict[str, set[str]]:
-    select: dict[str, set[str]] = {}
-    for value in values:
-        if "=" not in value:
-            raise NeedlecError(f"--select expects KEY=V1,V2 (e.g. length=1000,2000); got {value!r}")
-        key, _, items = value.partition("=")
-        select.setdefault(key.strip(), set()).update(v.strip() for v in items.split(",") if v.strip())
-    return select
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
     from needlec.compile.pipeline import CompileOptions, compile_spec
+    from needlec.compile.select import parse_select
+    from needlec.compile.size import human_bytes
     from needlec.tokenizer import tokenizer_argument
 
+    select = {key: set(values) for key, values in parse_select(args.select).items()}
     options = CompileOptions(
         jobs=args.jobs,
-        select=_parse_select(args.select),
+        select=select,
         dry_run=args.dry_run,
         progress=not args.quiet,
         verify=args.verify,
@@ -61,8 +71,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes,
         strict=args.strict,
         tokenizers=[tokenizer_argument(t) for t in args.tokenizer],
+        force=args.force,
     )
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
+    if not args.dry_run:
+        options.announce = lambda size: print(
+            f"compiling {size.items:,} items ({size.tokens:,} context tokens, about {human_bytes(size.bytes)}) "
+            f"into {out}",
+            flush=True,
+        )
     result = compile_spec(args.spec, out, options)
     if args.dry_run:
         print(
@@ -95,7 +112,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 deep_check(plan, Path(args.cache_dir) if args.cache_dir else None)
         except NeedlecError as exc:
             failed += 1
-            print(redact(exc.render()), file=sys.stderr)
+            print(clip(redact(exc.render())), file=sys.stderr)
             continue
         configs = ", ".join(c.name for c in plan.configs)
         deep = "; sources read and checked" if args.deep else ""
@@ -205,7 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KEY=V1,V2",
         help="compile only items whose config, tokenizer, length, depth, haystack or repeat is listed "
-        "(repeatable, e.g. --select length=1000 --select config=single)",
+        "(repeatable, e.g. --select length=1000 --select config=single). Every value must be in the grid; "
+        "lengths may be written 4K or 128k where that names one grid length, and length, depth and repeat "
+        "take inclusive ranges (repeat=0-9). A selection that matches no item is an error",
     )
     p.add_argument(
         "--tokenizer",
@@ -233,19 +252,26 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-items",
         type=int,
         metavar="N",
-        help="raise (or lower) the ceiling on the number of items; the size is computed from the spec before "
-        "anything is built, and a larger compile is refused (default 100,000)",
+        help="refuse the compile if it would write more than N items (default: no ceiling); the size is "
+        "computed from the spec before anything is built",
     )
     p.add_argument(
         "--max-bytes",
         type=int,
         metavar="N",
-        help="ceiling on the estimated output size in bytes (default 20,000,000,000)",
+        help="refuse the compile if its estimated output exceeds N bytes (default: no ceiling but the free disk "
+        "space, which must hold 1.25 x the estimate plus 200 MB)",
     )
     p.add_argument(
         "--strict",
         action="store_true",
         help="treat warnings (e.g. a haystack repeated to reach a length) as errors",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing dataset folder even when it was compiled from another spec or holds items "
+        "this compile leaves out (without it such a compile is refused, saying what would be replaced)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_compile)
@@ -331,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return int(args.func(args))
     except NeedlecError as exc:
-        print(redact(f"error: {exc.render()}"), file=sys.stderr)
+        print(clip(redact(f"error: {exc.render()}")), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted; no output was written", file=sys.stderr)

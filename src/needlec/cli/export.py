@@ -6,13 +6,17 @@ import argparse
 from typing import Any
 
 RUN_HINTS = {
-    "prompts": 'feed DIR/prompts.jsonl to your completion runner; write {{"id", "response"}} lines',
-    "openai-batch": "upload DIR/requests.jsonl to the Batch API; score its output file directly",
-    "inspect": "cd {out} && inspect eval task.py --model openai/MODEL (one task per config; task.py@TASK runs "
-    "one); then needlec score DATASET logs/*.eval",
-    "lm-eval": "cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "
-    "--tasks {group} --log_samples --output_path results; then needlec score DATASET results/*/samples_*.jsonl",
+    "prompts": 'feed {out}/prompts.jsonl to your completion runner, writing one {{"id", "response"}} line per '
+    "item to responses.jsonl; then needlec score {dataset} responses.jsonl -o {dataset}-report",
+    "openai-batch": "upload {out}/requests.jsonl to the Batch API and save its output file as output.jsonl; "
+    "then needlec score {dataset} output.jsonl -o {dataset}-report",
+    "inspect": "inspect eval {out}/task.py --model openai/MODEL (one task per config; task.py@TASK runs one); "
+    "then needlec score {dataset} logs/*.eval -o {dataset}-report",
+    "lm-eval": "(cd {out} && lm_eval --model local-chat-completions --apply_chat_template --include_path . "
+    "--tasks {task} --log_samples --output_path results); then needlec score {dataset} "
+    "{out}/results/*/samples_*.jsonl -o {dataset}-report",
 }
+"""The command that runs each runner's files and the `needlec score` that reads its output (`-o` included)."""
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -22,8 +26,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     options = {"model": args.model, "max_tokens": args.max_tokens, "no_answer_prefix": args.no_answer_prefix}
     names = export(args.dataset, args.to, args.output, tokenizer=args.tokenizer, config=args.config, options=options)
     print(f"wrote {', '.join(names)} to {args.output}")
-    group = names[0].removesuffix(".yaml") if args.to == "lm-eval" else ""
-    print("next: " + RUN_HINTS[args.to].format(out=args.output, group=group))
+    task = names[0].removesuffix(".yaml") if args.to == "lm-eval" else ""  # the group: one subtask per config
+    print("next: " + RUN_HINTS[args.to].format(out=args.output, dataset=str(args.dataset).rstrip("/"), task=task))
     return 0
 
 

@@ -14,19 +14,21 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from tqdm import tqdm
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
+from needlec.compile.existing import check_replace
 from needlec.compile.items import build_item
 from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.ranking import prepare_rankings, ranking_warnings
-from needlec.compile.size import check_size, haystack_ids, plan_size
+from needlec.compile.select import check_not_empty, resolve_select
+from needlec.compile.size import Size, check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
 from needlec.exporters.hf import render_card
@@ -47,8 +49,6 @@ from needlec.util.atomic import atomic_directory, check_target, inside
 from needlec.util.canonical import sha256_json
 from needlec.util.sums import every_file, write_sums
 
-SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack", "repeat")
-
 
 def default_cache_dir() -> Path:
     base = os.environ.get("NEEDLEC_CACHE_DIR") or os.path.join(
@@ -67,10 +67,12 @@ class CompileOptions:
     progress: bool = True
     verify: bool = False
     cache_dir: Path | None = None
-    max_items: int | None = None  # None: the default ceiling of compile/size.py
+    max_items: int | None = None  # None: no ceiling but the free disk space
     max_bytes: int | None = None
+    announce: Callable[[Size], None] | None = None  # told the size once it is checked, before any work
     strict: bool = False  # warnings (e.g. a repeated haystack) become errors
     tokenizers: list[Any] = field(default_factory=list)  # tokenizer configs replacing the spec's (--tokenizer)
+    force: bool = False  # replace a dataset of another spec, or one with items this compile leaves out
 
 
 @dataclass
@@ -135,7 +137,9 @@ class Prepared:
         if key not in self._haystacks:
             documents = self.documents(spec)
             if not any(d.text.strip() for d in documents):
-                raise SourceError("the haystack sources produced no text")
+                at = ("haystack", "sources")
+                problem = Problem("the haystack sources produced no text", self.plan.doc.locate(at), dotted(at))
+                raise SpecError([problem], "the haystack is empty:")
             content = haystack_key(spec, documents)
             if content not in self._built:
                 builder = haystack_builder(spec.haystack.builder)
@@ -153,8 +157,13 @@ class Prepared:
 
     def tokenizer(self, spec: Spec, label: str) -> Tokenizer:
         if label not in self.tokenizers:
-            config = next(t for t in spec.tokenizers if t.label == label)
-            self.tokenizers[label] = load_tokenizer(config, self.plan.spec_dir)
+            i, config = next((i, t) for i, t in enumerate(spec.tokenizers) if t.label == label)
+            try:
+                self.tokenizers[label] = load_tokenizer(config, self.plan.spec_dir)
+            except NeedlecError as exc:  # named at the spec's key, as every error from a spec value is
+                at = ("tokenizers", i)
+                problem = Problem(str(exc), self.plan.doc.locate(at), dotted(at))
+                raise SpecError([problem], "a tokenizer could not be loaded:") from None
         return self.tokenizers[label]
 
     def view(self, spec: Spec, haystack: Haystack, label: str, max_length: int) -> HaystackView:
@@ -235,16 +244,9 @@ def _units(
     return out
 
 
-def _check_select(plan: Plan, select: dict[str, set[str]]) -> None:
-    """Unknown `--select` keys and config names are errors before anything is sized or built."""
-    unknown = set(select) - set(SELECT_KEYS)
-    if unknown:
-        raise NeedlecError(f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(sorted(unknown))}")
-    if "config" in select:
-        missing = select["config"] - {c.name for c in plan.configs}
-        if missing:
-            names = ", ".join(c.name for c in plan.configs)
-            raise NeedlecError(f"--select config: no config named {', '.join(sorted(missing))} (configs: {names})")
+def _check_select(plan: Plan, select: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Every `--select` key and value checked against the grid (compile/select.py), canonically spelled."""
+    return resolve_select(plan, select)
 
 
 @dataclass
@@ -342,14 +344,18 @@ def compile_spec(
     options = options or CompileOptions()
     cache_dir = options.cache_dir or default_cache_dir()
     plan = load_plan(spec_path, cache_dir, options.tokenizers or None)
-    _check_select(plan, options.select)
+    options = replace(options, select=_check_select(plan, options.select))
     size = plan_size(plan, options.select)
+    check_not_empty(size.items)
     if options.dry_run:
         return CompileResult(None, size.items, size.tokens, size.bytes, None)
-    check_size(size, options.max_items, options.max_bytes)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR)")
-    check_target(Path(out_dir), guard=(Path(spec_path),))  # refuse a bad -o before any work
+    target = check_target(Path(out_dir), guard=(Path(spec_path),))  # refuse a bad -o before any work
+    check_size(size, options.max_items, options.max_bytes, target)
+    check_replace(target, plan, options.select, options.force)  # nothing lost without --force
+    if options.announce is not None:
+        options.announce(size)
     prepared = Prepared(plan, cache_dir)
     prepared.filters.progress = options.progress
     units = _units(plan, prepared, options.select)
@@ -414,7 +420,7 @@ def compile_spec(
     from needlec.haystacks.sources.corpora import licence_warnings
 
     warnings += licence_warnings(plan.spec.license, manifest["sources"])
-    return CompileResult(out.resolve(), len(work), total_tokens, _estimate(units), manifest, warnings)
+    return CompileResult(out.resolve(), len(work), total_tokens, size.bytes, manifest, warnings)
 
 
 def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
@@ -441,10 +447,6 @@ def _overlap_report(tally: dict[tuple[str, str], OverlapStats], config: ConfigPl
     if "context" in out:
         out["context"]["length"] = min(config.spec.grid.length_points())
     return out
-
-
-def _estimate(units: list[tuple[ConfigPlan, list[ItemKey]]]) -> int:
-    return sum(int(k.length * 4.3) + 2000 for _, keys in units for k in keys)
 
 
 def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]]) -> list[Work]:

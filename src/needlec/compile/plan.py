@@ -320,6 +320,10 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         failing = _failing_template(doc, ("needle",), placeholders)
         problems.append(Problem(str(exc), doc.locate(failing), dotted(failing)))
         return problems
+    except NeedlecError as exc:  # e.g. more needles than the kind's data holds: found here, not at compile
+        culprit = _first_present(doc, [("needle", "needles"), ("needle", "items"), ("needle",)])
+        problems.append(Problem(str(exc), doc.locate(culprit, prefer_key=True), dotted(culprit)))
+        return problems
     failing = _failing_template(doc, ("needle",), {**draw.values, "char": "x", "options": "x", "question": "x"})
     if failing != ("needle",) and getattr(spec.needle, "type", "") == "latent_hop":
         # every group's templates, not only the first case's, are checked before building
@@ -341,6 +345,17 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
         except TemplateProblem as exc:
             problems.append(Problem(str(exc), doc.locate(("prompt", "answer_prefix")), "prompt.answer_prefix"))
             return problems
+    shown = "\n".join(m["content"] for m in messages)
+    if draw.question.strip() and draw.question.strip() not in shown:
+        problems.append(
+            Problem(
+                "the prompt never shows the question, so no item could be answered",
+                doc.locate(("prompt", "user")),
+                "prompt.user",
+                "Add `{{ question }}` to prompt.user (or prompt.system).",
+            )
+        )
+    problems.extend(_length_problems(spec, draw, doc, path))
     hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
     user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
     if hits != [len(messages) - 1] or user_hits != 1:
@@ -362,6 +377,17 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
                 "length.reserve",
             )
         )
+    for i, tokenizer in enumerate(spec.tokenizers):
+        file = getattr(tokenizer, "path", None)  # a tokenizer read from a file (e.g. `hf`)
+        if isinstance(file, str) and not (path.resolve().parent / file).expanduser().exists():
+            at_path: KeyPath = ("tokenizers", i, "path")
+            problems.append(
+                Problem(
+                    f"tokenizer file not found: {file} (relative to the spec's folder)",
+                    doc.locate(at_path),
+                    dotted(at_path),
+                )
+            )
     ctx = SourceContext(spec_dir=path.resolve().parent, cache_dir=cache_dir or Path("."))
     sources: list[SourceSpec] = list(spec.haystack.sources)
     for i, source in enumerate(sources):
@@ -382,6 +408,52 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
             where: KeyPath = ("placement", "multi", "random")
             problems.append(Problem(str(exc), doc.locate(where), dotted(where)))
     return problems
+
+
+def _first_present(doc: Document, paths: list[KeyPath]) -> KeyPath:
+    """The first of `paths` the document spells out (the last one is the fallback)."""
+    for candidate in paths:
+        if candidate in doc.keys or candidate in doc.values:
+            return candidate
+    return paths[-1]
+
+
+def _length_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[Problem]:
+    """A grid length too short for the needles themselves, found before any haystack is read.
+
+    Placement needs every needle (and distractor) plus a few haystack tokens on each side
+    (`MARGIN_TOKENS`), so a length below that fails every item at compile. Every token holds at
+    least one UTF-8 byte, so the byte count bounds the token count from above: a length above it
+    needs no tokenizer; otherwise each tokenizer counts the texts exactly.
+    """
+    from needlec.placement.engine import MARGIN_TOKENS
+    from needlec.tokenizer import load_tokenizer
+
+    if spec.length.counted == "needles":  # the length counts the needles themselves (ATC)
+        return []
+    shortest = min(spec.grid.length_points())
+    joiner = spec.haystack.joiner
+    texts = [t + joiner for t in (*draw.needles, *draw.distractors)]
+    if not texts or shortest >= sum(len(t.encode("utf-8")) for t in texts) + 2 * MARGIN_TOKENS:
+        return []
+    where = _first_present(doc, [("grid", "lengths"), ("grid",)])
+    for config in spec.tokenizers:
+        try:
+            tokenizer = load_tokenizer(config, path.resolve().parent)
+        except NeedlecError:
+            continue  # a tokenizer that cannot be loaded is reported when it is used
+        tokens = sum(tokenizer.count(t) for t in texts)
+        if tokens + 2 * MARGIN_TOKENS > shortest:
+            return [
+                Problem(
+                    f"the shortest length, {shortest:,} tokens, cannot hold the needles: they take {tokens:,} "
+                    f"{config.label} tokens, and placement needs at least {2 * MARGIN_TOKENS} haystack tokens more",
+                    doc.locate(where, prefer_key=True),
+                    dotted(where),
+                    "Raise the grid's lengths or use shorter needles.",
+                )
+            ]
+    return []
 
 
 STATIC_BUDGET_CASES = 2_000  # cases drawn once each to check needle overlap budgets before building

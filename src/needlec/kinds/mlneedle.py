@@ -73,10 +73,13 @@ class MLNeedleConfig(StrictModel):
     @model_validator(mode="after")
     def _known_items(self) -> MLNeedleConfig:
         if self.items is not None:
+            if not self.items:
+                raise KeyedValueError("`items` lists no item; leave it out to use every item", "items")
             known = {item.id for item in load().items}
             for i, name in enumerate(self.items):
                 if name not in known:
-                    raise KeyedValueError(f"unknown MLNeedle item {name!r} (known: ml001..)", "items", i)
+                    shown = name if len(name) <= 40 else f"{name[:40]}... ({len(name):,} characters)"
+                    raise KeyedValueError(f"unknown MLNeedle item {shown!r} (known: ml001..)", "items", i)
         if self.mode == "exact" and self.negative_ratio != 0.5 and "negative_ratio" in self.model_fields_set:
             raise KeyedValueError("`negative_ratio` applies to `mode: existence` only", "negative_ratio")
         return self

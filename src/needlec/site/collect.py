@@ -23,8 +23,9 @@ from typing import Any
 
 import orjson
 
-from needlec.compile.pipeline import SELECT_KEYS, CompileOptions, compile_spec
+from needlec.compile.pipeline import CompileOptions, compile_spec
 from needlec.compile.plan import Plan, load_plan
+from needlec.compile.select import SELECT_KEYS
 from needlec.compile.size import haystack_ids
 from needlec.dataset.manifest import read_manifest
 

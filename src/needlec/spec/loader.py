@@ -154,7 +154,14 @@ def _build(
         return [
             _build(child, (*path, i), file, doc, problems, constructor, budget) for i, child in enumerate(node.value)
         ]
-    value = constructor.construct_object(node, deep=True)
+    try:
+        value = constructor.construct_object(node, deep=True)
+    except ValueError:  # e.g. an integer of more digits than Python converts
+        chars = len(str(getattr(node, "value", "")))
+        problems.append(
+            Problem(f"value of {chars:,} characters is not a usable number", _loc(file, node), _dotted(path))
+        )
+        return None
     if isinstance(value, str) and _has_surrogate(value):
         problems.append(
             Problem(

@@ -16,7 +16,7 @@ from needlec.spec.components import BuilderConfig, MetricConfig, NeedleConfig, S
 from needlec.spec.grid import Grid
 from needlec.spec.reports import ReportsSpec
 
-SLUG = r"^[a-z0-9][a-z0-9_-]*$"
+SLUG = r"^[a-z0-9][a-z0-9_-]{0,63}$"  # at most 64 characters: it names folders and files
 
 
 class Budget(StrictModel):

@@ -96,7 +96,9 @@ _BOUNDS = {
     "string_too_short": ("min_length", "needs at least {} character(s)"),
     "string_too_long": ("max_length", "allows at most {} character(s)"),
 }
-SLUG_WORDING = "must be a slug: lowercase letters, digits, `-` and `_`, starting with a letter or digit"
+SLUG_WORDING = (
+    "must be a slug: lowercase letters, digits, `-` and `_`, starting with a letter or digit, at most 64 characters"
+)
 
 
 def _wording(kind: str, err: Any) -> str:

@@ -11,7 +11,8 @@ import re
 
 MASK = "***"
 _SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|AUTH)", re.IGNORECASE)
-_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
+# the scheme is bounded (RFC 3986 schemes are short) so a long run of letters is scanned in linear time
+_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]{0,31}://)[^/@\s]+@", re.IGNORECASE)
 _QUERY = re.compile(r"(?P<key>[?&](?:[a-z_]*token|key|sig|signature|secret|password|auth)=)[^&\s#]+", re.IGNORECASE)
 _BEARER = re.compile(r"(?P<key>\b(?:Bearer|token)\s+)[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE)
 _MIN_SECRET = 6  # shorter values ("1", "yes") would mask ordinary words

@@ -106,7 +106,7 @@ class AtcNeedle(StrictModel):
         description="The step number recorded for the step-weighted score (`structure.score_step`): `steps` "
         "(sentences) or `v1_people` (sentences + 1, the OpenCompass v1 label of the paper's 2..19 steps).",
     )
-    task: str = Field("atc", description="The items' `task` field.")
+    task: str = Field("atc", max_length=64, description="The items' `task` field (at most 64 characters).")
 
     @field_validator("steps", "shot_steps")
     @classmethod
