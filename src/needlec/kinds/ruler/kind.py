@@ -26,21 +26,24 @@ draw puts where:
 from __future__ import annotations
 
 import bisect
+import itertools
 import random
 import re
 import string
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
 from needlec.kinds.base import Draw, NeedleKindBase
-from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError
+from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError, join_english
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
 from needlec.kinds.ruler.tasks import TASKS, task
-from needlec.kinds.ruler.variable_tracking import VariableSpec, generate_variable_tracking
-from needlec.languages.wordlists import cwe_words
+from needlec.kinds.ruler.variable_tracking import VariableItem, VariableSpec, generate_variable_tracking, used_strings
+from needlec.kinds.ruler.words import FrequentWordsSpec, generate_frequent_words
+from needlec.languages.wordlists import cwe_words, noise_sentences
 from needlec.registry import NEEDLES
 from needlec.spec.base import StrictModel
 
@@ -66,6 +69,25 @@ RESERVED_EVERY = 10
 """Every RESERVED_EVERY-th word of the CWE vocabulary is kept for common words: the builder never
 uses these, so a common word's count in the context is exactly its number of needles."""
 
+NOISE_TOKEN = "..."
+"""FWE's noise token: RULER's rank-1 word, the `ruler_words` haystack's every other line."""
+
+FWE_VOCAB_DIVISOR = 50
+"""RULER's FWE vocabulary: length // 50 coded words."""
+
+FWE_BLOCKS = 100
+"""FWE's Zipf stream is inserted as at most this many blocks of consecutive lines (few needles keep
+the placement fast at 128K, where the stream has tens of thousands of words)."""
+
+FWE_TOP_RANKS = 5
+"""Ranks whose counts the structure records: the noise token, the three answers and the next word."""
+
+FWE_BLOCK_LINES = 8
+"""Fewest lines of a block (short streams are cut into fewer blocks)."""
+
+PREFLIGHT_LENGTH = 4096
+"""The length FWE's counts assume when a draw is asked without one (the spec's preflight draw)."""
+
 TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
 """Word-like tokens of a haystack (hyphenated keys and UUIDs included) that draws must avoid."""
 
@@ -83,6 +105,28 @@ def haystack_cwe_words() -> tuple[str, ...]:
 def coded_word(rng: random.Random, length: int = 6) -> str:
     """A random lowercase coded word (FWE)."""
     return "".join(rng.choice(string.ascii_lowercase) for _ in range(length))
+
+
+EXAMPLE_NAME_LENGTH = 3
+"""VT's worked example uses three-letter names, as RULER's does (the item's have five)."""
+
+
+def _vt_example_text(shot: VariableItem) -> str:
+    """The worked example shown before a VT item's text: a few noise sentences with the example chain
+    in order, its question, and the answer prefix completed with the names."""
+    noise = noise_sentences()
+    sentences: list[str] = []
+    for index, statement in enumerate(shot.statements):
+        sentences += [noise[index % len(noise)], statement.text]
+    sentences.append(noise[len(shot.statements) % len(noise)])
+    names = join_english([fact[0] for fact in shot.answers])
+    return (
+        "For example, in this short text:\n"
+        f"{' '.join(sentences)}\n"
+        f"{shot.question}\n"
+        f"{shot.answer_prefix} {names}.\n\n"
+        "Now the text to read:"
+    )
 
 
 def _begins_any(prefix: str, ordered: list[str]) -> bool:
@@ -113,12 +157,41 @@ class RulerNeedle(StrictModel):
         le=500,
         description="CWE: times each common word is inserted; must exceed the haystack's most frequent word.",
     )
-    fwe_counts: list[int] = Field(
-        default_factory=lambda: [60, 45, 30],
+    fwe_counts: list[int] | None = Field(
+        None,
         min_length=1,
         max_length=10,
-        description="FWE: occurrences of the answer words, strictly decreasing; the last must exceed the "
-        "haystack's most frequent coded word.",
+        description="FWE: fixed occurrences of the answer words, strictly decreasing, the same at every length "
+        "(the last must exceed the haystack's most frequent coded word). Default (unset): RULER's Zipf counts, "
+        "which grow with the item's length (see `alpha`).",
+    )
+    alpha: float = Field(
+        2.0,
+        gt=1,
+        le=10,
+        description="FWE: the Zipf exponent of RULER's counts floor(N k^-alpha / zeta(alpha)) over ranks k; rank 1 "
+        "is the noise token, the answers are ranks 2-4 (RULER: 2.0). The vocabulary has length // 50 coded words and "
+        "N grows with the length (see `fwe_fill`), as in RULER.",
+    )
+    fwe_line_tokens: float = Field(
+        2.4,
+        gt=0.5,
+        le=20,
+        description="FWE: tokens one line of the Zipf stream takes on average (a coded word or the noise token, "
+        "with its newline; 2.4 with `cl100k_base`), to size the stream for the item's length.",
+    )
+    fwe_fill: float = Field(
+        0.8,
+        gt=0,
+        le=0.95,
+        description="FWE: share of the context the Zipf stream is sized to fill (N = length x fwe_fill / "
+        "fwe_line_tokens words); haystack lines of rare coded words and noise fill the rest. Lower it for a "
+        "tokenizer that spends more tokens per line than `fwe_line_tokens` says.",
+    )
+    vt_example: bool = Field(
+        True,
+        description="VT: put one worked example before the text, as RULER's template does: a short chain with its "
+        "own three-letter names and value, its question and its answer (disjoint from the item's names and values).",
     )
     max_new_tokens: int | None = Field(
         None, ge=1, description="Generation budget; default: RULER's budget for the task's category."
@@ -126,7 +199,8 @@ class RulerNeedle(StrictModel):
 
     @model_validator(mode="after")
     def _check(self) -> RulerNeedle:
-        if any(a <= b for a, b in zip(self.fwe_counts, self.fwe_counts[1:], strict=False)):
+        fixed = self.fwe_counts or []
+        if any(a <= b for a, b in itertools.pairwise(fixed)):
             raise ValueError("`fwe_counts` must be strictly decreasing, so the answer has no ties")
         return self
 
@@ -141,6 +215,8 @@ class RulerKind(NeedleKindBase):
         self.folded = ""  # QA: the haystacks' text, casefolded, that no gold name may occur in
         # before `bind_haystacks` (the spec's preflight draw) every reserved word may serve
         self.common_pool: tuple[str, ...] = reserved_cwe_words() if self.task.category == "cwe" else ()
+        # FWE: the most occurrences of one coded word in the whole haystack (so in any window of it)
+        self.haystack_top = 0
 
     def default_reports(self) -> dict[str, Any] | None:
         """RULER's headline: the largest length whose mean reaches the 85.6-point threshold."""
@@ -160,6 +236,11 @@ class RulerKind(NeedleKindBase):
         self.exclude = frozenset(tokens)
         if self.task.category == "qa":
             self.folded = "\n".join(texts).casefold()
+        if self.task.category == "fwe":
+            lines = Counter(line.strip() for text in texts for line in text.split("\n"))
+            lines.pop(NOISE_TOKEN, None)
+            lines.pop("", None)
+            self.haystack_top = max(lines.values(), default=0)
         if self.task.category == "cwe":
             ordered = sorted(tokens)
             # a common word must not begin any haystack word: a window cut mid-word could
@@ -170,6 +251,12 @@ class RulerKind(NeedleKindBase):
             "ruler_task": self.config.task,
             "wordlists": {name: lists[name]["sha256"] for name in sorted(lists)},
         }
+
+    def draw_at(self, case: str, rng: random.Random, length: int) -> Draw:
+        """The draw for an item of `length` tokens: FWE's Zipf counts grow with it, other tasks ignore it."""
+        if self.task.category == "fwe":
+            return self._fwe(case, rng, length)
+        return self.draw(case, rng)
 
     def _budget(self) -> int:
         return self.config.max_new_tokens or self.task.max_new_tokens
@@ -186,7 +273,7 @@ class RulerKind(NeedleKindBase):
             return self._qa(case, rng)
         if category == "passkey":
             return self._passkey(case, rng)
-        return self._fwe(case, rng)
+        return self._fwe(case, rng, PREFLIGHT_LENGTH)
 
     def _common(self, case: str, answers: list[str], question: str, prefix: str, instruction: str) -> dict[str, Any]:
         return {
@@ -244,18 +331,41 @@ class RulerKind(NeedleKindBase):
         others = [s for s in item.statements if s.chain != 0]
         answers = [fact[0] for fact in item.answers]
         names = {s.target for s in item.statements}
+        # the statements keep the generator's order (each chain in order, chains interleaved): the
+        # i-th statement of that order takes the i-th shallowest depth
+        slot = {id(s): i for i, s in enumerate(targets + others)}
+        order = tuple(slot[id(s)] for s in item.statements)
+        instruction = item.instruction
+        example: dict[str, Any] | None = None
+        if self.config.vt_example:
+            # RULER's in-context example: the same generator, a seed derived from the item's, three-letter
+            # names, and none of the item's names or values
+            shot = generate_variable_tracking(
+                random.Random(rng.getrandbits(64)),
+                VariableSpec(mode=spec.mode, num_chains=1, num_hops=spec.num_hops, name_length=EXAMPLE_NAME_LENGTH,
+                             reveal_count=spec.reveal_count),
+                exclude=(*self.exclude, *used_strings(item)),
+            )  # fmt: skip
+            instruction = f"{item.instruction}\n\n{_vt_example_text(shot)}"
+            example = {
+                "query": shot.query,
+                "names": [fact[0] for fact in shot.answers],
+                "statements": [s.text for s in shot.statements],
+            }
         return Draw(
             needles=tuple(s.text for s in targets),
             distractors=tuple(s.text for s in others),
             forbidden=tuple(sorted(names | {item.query})),
+            depth_order=order,
             structure={
                 "mode": spec.mode,
                 "query": item.query,
                 "chains": [
                     [{"target": s.target, "value": s.value, "source": s.source} for s in chain] for chain in item.chains
                 ],
+                "example": example,
             },
-            **self._common(case, answers, item.question, item.answer_prefix, item.instruction),
+            **self._common(case, answers, item.question, item.answer_prefix, instruction),
         )
 
     def _cwe(self, case: str, rng: random.Random) -> Draw:
@@ -324,19 +434,55 @@ class RulerKind(NeedleKindBase):
             **self._common(case, [item.key], item.question, item.answer_prefix, item.instruction),
         )
 
-    def _fwe(self, case: str, rng: random.Random) -> Draw:
-        counts = self.config.fwe_counts
-        pool = DistinctPool(rng, tuple(self.exclude) + tuple(cwe_words()))
-        words = [pool.draw(coded_word, "coded word") for _ in counts]
-        sequence = [word for word, n in zip(words, counts, strict=True) for _ in range(n)]
-        rng.shuffle(sequence)
+    def _fwe(self, case: str, rng: random.Random, length: int) -> Draw:
+        """FWE as RULER draws it (Zipf counts that grow with `length`), or with fixed `fwe_counts`."""
+        c = self.config
+        pool_exclude = tuple(self.exclude) + tuple(cwe_words())
+        structure: dict[str, Any] = {"noise_token": NOISE_TOKEN, "haystack_top_count": self.haystack_top}
+        if c.fwe_counts is not None:
+            # the fixed form: only the answer words are inserted, one line each
+            counts = list(c.fwe_counts)
+            pool = DistinctPool(rng, pool_exclude)
+            words = [pool.draw(coded_word, "coded word") for _ in counts]
+            sequence = [word for word, n in zip(words, counts, strict=True) for _ in range(n)]
+            rng.shuffle(sequence)
+            needles = tuple(sequence)
+            structure["zipf"] = None
+        else:
+            # RULER: N words over a vocabulary of length // 50 coded words, rank k occurring
+            # floor(N k^-alpha / zeta(alpha)) times, shuffled; rank 1 is the noise token, ranks 2-4 the
+            # answers. The stream is sized to fill about `fwe_fill` of the context and inserted as blocks
+            # of consecutive lines; haystack lines fill the rest
+            words_n = int(c.fwe_fill * length / c.fwe_line_tokens)
+            vocabulary = length // FWE_VOCAB_DIVISOR
+            try:
+                drawn = generate_frequent_words(
+                    rng, FrequentWordsSpec(alpha=c.alpha, noise_token=NOISE_TOKEN), words_n, vocabulary, pool_exclude
+                )
+            except RulerGenerationError as error:
+                raise RulerGenerationError(f"FWE at {length} tokens: {error}") from error
+            words = [fact[0] for fact in drawn.answers]
+            counts = [dict(drawn.counts)[word] for word in words]
+            blocks = max(1, min(FWE_BLOCKS, len(drawn.sequence) // FWE_BLOCK_LINES))
+            needles = tuple("\n".join(chunk) for chunk in _split(drawn.sequence, blocks))
+            structure["zipf"] = {
+                "alpha": c.alpha,
+                "words": words_n,
+                "vocabulary": vocabulary,
+                "rank_counts": [n for _, n in drawn.counts[:FWE_TOP_RANKS]],
+                "blocks": blocks,
+            }
+        if counts[-1] <= self.haystack_top:
+            raise RulerGenerationError(
+                f"FWE at {length} tokens: the last answer word occurs {counts[-1]} times, not more than the "
+                f"{self.haystack_top} of the haystack's most frequent coded word; use a longer length, a smaller "
+                "alpha, or fewer `freq` x `rounds` in the haystack builder"
+            )
+        structure["answer_counts"] = [{"word": w, "count": n} for w, n in zip(words, counts, strict=True)]
         count = len(words)
         return Draw(
-            needles=tuple(sequence),
-            structure={
-                "answer_counts": [{"word": w, "count": n} for w, n in zip(words, counts, strict=True)],
-                "noise_token": "...",
-            },
+            needles=needles,
+            structure=structure,
             **self._common(
                 case,
                 words,
@@ -345,6 +491,18 @@ class RulerKind(NeedleKindBase):
                 "Below is a text of coded words, one per line, mixed with lines of dots that are only noise.",
             ),
         )
+
+
+def _split(sequence: tuple[str, ...], parts: int) -> list[tuple[str, ...]]:
+    """`sequence` cut into `parts` consecutive runs whose sizes differ by at most one."""
+    size, extra = divmod(len(sequence), parts)
+    out: list[tuple[str, ...]] = []
+    at = 0
+    for index in range(parts):
+        step = size + (1 if index < extra else 0)
+        out.append(sequence[at : at + step])
+        at += step
+    return out
 
 
 NEEDLES.register("ruler", RulerNeedle)(RulerKind)
