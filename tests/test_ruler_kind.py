@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
+import random
 import re
 from collections import Counter
 from importlib import resources
@@ -162,6 +164,114 @@ def test_fwe_answers_recomputed_by_counting_words(dataset: Path) -> None:
         assert words[0][1] > words[1][1] > words[2][1] > words[3][1]
 
 
+def _statements(text: str) -> list[tuple[str, str | None, str | None]]:
+    """Every assignment in `text`, in reading order: (name, literal value or None, source variable or None)."""
+    found = []
+    for match in re.finditer(r"VAR ([A-Z]+) = (?:(\d+)|VAR ([A-Z]+))\.", text):
+        found.append((match.group(1), match.group(2), match.group(3)))
+    return found
+
+
+def _in_chain_order(statements: list[tuple[str, str | None, str | None]]) -> bool:
+    """Whether one chain reads in order: a literal first, then each statement copies the one before."""
+    if not statements or statements[0][1] is None:
+        return False
+    return all(source == before[0] for before, (_, _, source) in itertools.pairwise(statements))
+
+
+def test_vt_statements_appear_in_chain_order(dataset: Path) -> None:
+    for item in _items(dataset, "vt"):
+        statements = _statements(_context(item))
+        assert len(statements) == 5  # one chain of four hops, nothing else assigns
+        assert _in_chain_order(statements), statements
+        queried = re.search(r"assigned the value (\d+)", item["question"])
+        assert queried is not None and statements[0][1] == queried.group(1)
+        # the answer set is exactly the chain's names, read from the text
+        assert sorted(name for name, _, _ in statements) == sorted(fact[0] for fact in item["answers"])
+        # the recorded depths agree: the needles, in chain order, sit deeper and deeper
+        depths = [n["depth_percent"] for n in item["needles"]]
+        assert depths == sorted(depths)
+
+
+def test_vt_prompt_has_one_worked_example_with_its_own_names(dataset: Path) -> None:
+    for item in _items(dataset, "vt"):
+        span = item["context_span"]
+        content = item["messages"][span["message"]]["content"]
+        before, after = content[: span["start"]], content[span["end"] :]
+        example = _statements(before)
+        assert not _statements(after)
+        # exactly one example chain: one literal assignment, then its hops in order
+        assert [value is not None for _, value, _ in example] == [True, False, False, False, False]
+        assert _in_chain_order(example)
+        names = {name for name, _, _ in example}
+        item_names = {name for name, _, _ in _statements(_context(item))}
+        assert len(names) == 5 and not names & item_names
+        assert all(len(name) == 3 for name in names)  # RULER's example uses three-letter names
+        value = example[0][1]
+        assert value is not None and value not in _context(item) and value not in item["question"]
+        # the example is answered: its question, then the answer naming every example variable
+        asked = before.index(f"assigned the value {value}?")
+        answer_line = before[asked:].split("\n")[1]
+        assert all(name in answer_line for name in names)
+
+
+def test_vt_distractor_chains_keep_their_order_too() -> None:
+    from needlec.kinds.ruler.kind import RulerKind, RulerNeedle
+
+    kind = RulerKind(RulerNeedle(type="ruler", task="vt", num_chains=3))
+    for seed in range(20):
+        draw = kind.draw_at("vt", random.Random(seed), 4096)
+        texts = list(draw.needles) + list(draw.distractors)
+        assert sorted(draw.depth_order) == list(range(len(texts)))
+        read = _statements(" ".join(texts[i] for i in draw.depth_order))
+        chains: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        head_of: dict[str, str] = {}
+        for name, value, source in read:
+            head = name if value is not None else head_of[source or ""]  # KeyError: a copy before its source
+            head_of[name] = head
+            chains.setdefault(head, []).append((name, value, source))
+        assert len(chains) == 3
+        assert all(_in_chain_order(chain) for chain in chains.values())
+
+
+ZETA_2 = math.pi**2 / 6
+"""zeta(2), the normaliser of RULER's Zipf counts with alpha = 2."""
+
+
+def _line_counts(item: dict[str, Any]) -> Counter[str]:
+    return Counter(line for line in _context(item).split("\n") if line)
+
+
+def test_fwe_counts_follow_rulers_zipf_draw_recounted_from_the_text(dataset: Path) -> None:
+    real_words = set(
+        (resources.files("needlec.languages.wordlists") / "cwe_words.txt").read_text(encoding="utf-8").split()
+    )
+    top_counts: dict[int, list[int]] = {}
+    for item in _items(dataset, "fwe"):
+        length = item["context_length"]
+        words_n = item["structure"]["zipf"]["words"]
+        # the stream is sized to fill 80% of the context at 2.4 tokens a line (the spec's defaults)
+        assert abs(words_n - length * 0.8 / 2.4) < 1
+        assert item["structure"]["zipf"]["vocabulary"] == length // 50
+        expected = [math.floor(words_n / (k * k * ZETA_2)) for k in (2, 3, 4, 5)]
+        counts = _line_counts(item)
+        ranked = counts.most_common()
+        assert ranked[0][0] == "..."
+        coded = ranked[1:]
+        assert [word for word, _ in coded[:3]] == [fact[0] for fact in item["answers"]]
+        assert [n for _, n in coded[:4]] == expected  # ranks 2-5 of the Zipf draw, exactly
+        assert expected[0] > expected[1] > expected[2] > expected[3]
+        # every line is a coded word or the noise token, and no coded word is a real word (the last
+        # line may be cut short by the window's exact-length cut, which never makes a whole word)
+        lines = _context(item).split("\n")
+        assert all(re.fullmatch(r"[a-z]{6}|\.\.\.", line) for line in lines[:-1]), item["id"]
+        assert re.fullmatch(r"[a-z]{0,6}|\.{0,3}", lines[-1])
+        assert not set(counts) & real_words
+        top_counts.setdefault(length, []).append(expected[0])
+    # the counts grow with the context length (RULER's draw; the old fixed form was 60 at every length)
+    assert min(top_counts[LENGTHS[1]]) > max(top_counts[LENGTHS[0]])
+
+
 def test_needles_sit_at_spread_random_depths(dataset: Path) -> None:
     depths = [n["depth_percent"] for item in _items(dataset, "niah_multivalue") for n in item["needles"]]
     assert len(set(depths)) == len(depths)
@@ -224,3 +334,35 @@ def test_select_repeat_compiles_a_slice_of_the_repeats(tmp_path: Path) -> None:
     # 12 single-depth tasks (11 of RULER's and passkey) x 1 length x 2 of the 500 repeats, plus
     # 3 document tasks (qa_1, qa_2, rag_chunk) x 5 depths x 2 of their 100 repeats: 24 + 30 items
     assert (result.items, result.tokens) == (54, 54 * 4096)
+
+
+def test_fwe_draw_scales_with_length_and_keeps_the_fixed_form() -> None:
+    from needlec.kinds.ruler.kind import RulerKind, RulerNeedle
+
+    kind = RulerKind(RulerNeedle(type="ruler", task="fwe"))
+    # worked by hand: N = floor(0.8 L / 2.4) = 1365 at 4096 and 43690 at 131072; the count of rank k is
+    # floor(N / (k^2 pi^2 / 6)): 1365 / 6.580 = 207.5, / 14.804 = 92.2, / 26.319 = 51.9;
+    # 43690 / 6.580 = 6640.1, / 14.804 = 2951.2, / 26.319 = 1660.02
+    for length, expected in ((4096, [207, 92, 51]), (131072, [6640, 2951, 1660])):
+        draw = kind.draw_at("fwe", random.Random(5), length)
+        lines = Counter("\n".join(draw.needles).split("\n"))
+        assert [lines[fact[0]] for fact in draw.answers] == expected
+        assert len(draw.needles) <= 100  # the stream goes in as blocks of lines, not one needle a word
+    fixed = RulerKind(RulerNeedle(type="ruler", task="fwe", fwe_counts=[60, 45, 30]))
+    for length in (4096, 131072):
+        draw = fixed.draw_at("fwe", random.Random(5), length)
+        assert [draw.needles.count(fact[0]) for fact in draw.answers] == [60, 45, 30]
+
+
+def test_fwe_refuses_counts_the_haystack_could_tie() -> None:
+    from needlec.kinds.ruler.common import RulerGenerationError
+    from needlec.kinds.ruler.kind import RulerKind, RulerNeedle
+
+    kind = RulerKind(RulerNeedle(type="ruler", task="fwe"))
+    with pytest.raises(RulerGenerationError, match="FWE at 200 tokens"):
+        kind.draw_at("fwe", random.Random(1), 200)  # a vocabulary of 4 words has no rank 5
+    # a haystack whose coded word occurs 60 times: the 4096-token answer counts (207, 92, 51) do not clear it
+    kind.bind_haystacks(["qwerty\n...\n" * 60])
+    with pytest.raises(RulerGenerationError, match="not more than the 60"):
+        kind.draw_at("fwe", random.Random(1), 4096)
+    assert kind.draw_at("fwe", random.Random(1), 16384).answers  # 16K: 207 occurrences of rank 4 clear it

@@ -125,7 +125,7 @@ def draw_item(
     if kind.draw_per_repeat():
         shared = dataclasses.replace(key, case=kind.seed_case(key.case), length=0, depth=0.0, haystack="")
         draw_rng = random.Random(shared.seed(spec.seed))
-    return seed, rng, start, kind.draw(key.case, draw_rng)
+    return seed, rng, start, kind.draw_at(key.case, draw_rng, key.length)
 
 
 def build_item(
@@ -144,6 +144,10 @@ def build_item(
     multi = spec.placement.multi
     if isinstance(multi, RandomDepths):
         drawn = random_depths(multi.random, len(draw.needles) + len(draw.distractors), rng)
+        if draw.depth_order:  # the kind's reading order takes the depths shallowest first
+            ranked = iter(sorted(drawn))
+            for index in draw.depth_order:
+                drawn[index] = next(ranked)
         target_depths, distractor_depths = drawn[: len(draw.needles)], drawn[len(draw.needles) :]
     else:
         target_depths = config.needle_depths(key.depth, len(draw.needles))

@@ -39,6 +39,10 @@ class Draw:
     max_new_tokens: int | None = None  # generation budget, over the prompt's `max_new_tokens`
     # item languages the kind knows itself ("needle", "haystack", "question"), over `item_languages`
     item_languages: dict[str, str] = field(default_factory=dict)
+    # reading order of the texts (indices into needles, then distractors): with random depths the i-th
+    # text of this order gets the i-th shallowest depth, so statements that build on each other (a
+    # variable chain) appear in order; empty: the depths stay in random order
+    depth_order: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,13 @@ class NeedleKind(Protocol):
 
     def draw(self, case: str, rng: random.Random) -> Draw:
         """Concrete texts for one item of `case`, from the item's own RNG."""
+        ...
+
+    def draw_at(self, case: str, rng: random.Random, length: int) -> Draw:
+        """`draw` for an item of `length` tokens (default: `draw`, the same for every length).
+
+        Kinds whose needles scale with the context (RULER's frequent-word counts) override it.
+        """
         ...
 
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
@@ -129,6 +140,12 @@ class NeedleKind(Protocol):
 
 class NeedleKindBase:
     """Defaults for the optional hooks of `NeedleKind`; kinds subclass it and add `cases`/`draw`."""
+
+    def draw(self, case: str, rng: random.Random) -> Draw:
+        raise NotImplementedError
+
+    def draw_at(self, case: str, rng: random.Random, length: int) -> Draw:
+        return self.draw(case, rng)
 
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
         return {}
