@@ -22,7 +22,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError
 from needlec.languages.wordlists import cwe_words
 
 
@@ -167,7 +167,7 @@ def generate_frequent_words(
     spec: FrequentWordsSpec,
     num_words: int,
     vocab_size: int,
-    exclude: Sequence[str] | None = None,
+    exclude: Sequence[str] | Exclusion | None = None,
 ) -> WordTaskItem:
     """Draw one FWE item: `vocab_size` coded words (RULER: context length / 50), counts from `num_words`.
 
