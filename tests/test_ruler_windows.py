@@ -1,9 +1,9 @@
 """Where RULER contexts end: on a whole sentence, never inside a key-value sentence or a word.
 
 A 4K slice of every task of the shipped spec (`length=4096`, `repeat=0`) is compiled once with the
-real pipeline and tokenizer; the checks read the rendered context only. The window engine cuts
-the haystack to the exact token length today, so the checks fail until it ends windows on whole
-sentences and lines: they are marked `xfail(strict=False)` and turn green with that change.
+real pipeline and tokenizer; the checks read the rendered context only. The spec asks for windows
+whose both ends are boundaries (`placement.edges: boundary`), so no context may end inside a
+sentence, a key-value statement or a word.
 """
 
 from __future__ import annotations
@@ -31,10 +31,6 @@ SENTENCE_HAYSTACKS = (
 KV_START = "A secret "
 KV_SENTENCE = re.compile(r"A secret (?:number|code)s? filed under \S+ is \S+?\.")
 SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*$")
-WINDOW_REASON = (
-    "the window engine cuts the haystack at the exact token length, so a context can end inside a "
-    "key-value sentence or a word; ending windows on whole sentences is being done in the placement rewrite"
-)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +57,6 @@ def test_the_slice_holds_every_task(dataset: Path) -> None:
     assert set(SENTENCE_HAYSTACKS) | {"cwe", "fwe", "qa_1", "qa_2", "rag_chunk"} == configs
 
 
-@pytest.mark.xfail(strict=False, reason=WINDOW_REASON)
 def test_no_key_value_context_ends_on_a_cut_sentence(dataset: Path) -> None:
     cut = []
     for config in KEY_VALUE:
@@ -74,7 +69,6 @@ def test_no_key_value_context_ends_on_a_cut_sentence(dataset: Path) -> None:
     assert not cut, cut
 
 
-@pytest.mark.xfail(strict=False, reason=WINDOW_REASON)
 def test_sentence_haystacks_end_on_a_whole_sentence(dataset: Path) -> None:
     cut = [
         (config, context.rstrip()[-60:])

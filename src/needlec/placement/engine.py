@@ -24,6 +24,14 @@ CUT_ATTEMPTS = 16
 """Window starts (or, with needles at depth 100, ends) tried, boundary after boundary, when no cut of the other
 end gives the exact count: in CJK text a character can be several tokens, so the count can step over the target."""
 MAX_STEPS = 12
+EDGE_ATTEMPTS = 64
+"""Window starts (boundaries from the drawn one on) tried for a window of whole sentences with exactly the
+length; with sentences of about 25 tokens about one start in 25 gives it. Otherwise (and always in a
+haystack that repeats a few sentences, whose starts have few phases) the closest window is made up to the
+length with line breaks between its last sentences (`_fill_with_breaks`)."""
+DEPTH_ATTEMPTS = 512
+"""Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
+(short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +277,9 @@ def place(
     prefix: str = "",
     suffix: str = "",
     window: str = "start",
+    edges: str = "token",
+    tolerance: float | None = None,
+    targets: int | None = None,
 ) -> Placement:
     """Place needles at target depths (percent) in a window of exactly `target` tokens.
 
@@ -279,8 +290,20 @@ def place(
     on the boundary nearest to it. When the window cannot be chosen that way (the needle would
     not leave room for the window end), the needles are placed as with `window="start"`, and
     the compile's depth check judges the result.
+
+    With `edges="boundary"` (and a snap other than `none`) both ends of the window are boundaries
+    too: the window opens at a boundary and its haystack text ends where a sentence (line, paragraph)
+    ends, and among the window starts after the drawn one the first whose boundary end gives exactly
+    `target` tokens is taken (`_place_on_boundaries`); with a depth `tolerance`, the first whose first
+    `targets` needles are all within it (else the exact one closest to its depths). Only when no window
+    can be made exact that way is it cut at a token as with `edges="token"`.
     """
     args = (index, counter, start, target, needles, depths, snap, joiner, prefix, suffix)
+    if edges == "boundary" and snap != "none":
+        wanted = len(needles) if targets is None else targets
+        placed = _place_on_boundaries(*args, tolerance=tolerance, targets=wanted)
+        if placed is not None:
+            return placed
     if window == "needle":
         try:
             return _place(*args, anchored=True)
@@ -420,6 +443,158 @@ def _place(
     return _measure(counter, text, begin, end, inserts, needles, order, total, context_tokens)
 
 
+def _text_end(text: str, q: int, floor: int) -> int:
+    """The end of the text before boundary `q`: `q` less the whitespace in front of it (not below `floor`)."""
+    while q > floor and text[q - 1].isspace():
+        q -= 1
+    return q
+
+
+def _place_on_boundaries(
+    index: HaystackIndex,
+    counter: Counter,
+    start: int,
+    target: int,
+    needles: list[str],
+    depths: list[float],
+    snap: str,
+    joiner: str,
+    prefix: str,
+    suffix: str,
+    *,
+    tolerance: float | None,
+    targets: int,
+) -> Placement | None:
+    """`place` with both window ends on boundaries and the count exact, or None when no start tried gives it.
+
+    For each candidate start (the drawn one, then the following boundaries) the needles are placed as
+    usual and the largest boundary end whose count does not exceed the target is found by bisection
+    over the boundary list (the count grows with the end); a start whose count there is exactly the
+    target is taken. Needles at depth 100 keep the token path (the context ends with them).
+    """
+    if any(d >= 100.0 for d in depths):
+        return None
+    tok = index.tokenizer
+    text = index.text
+    bounds = index.boundaries(snap)
+    needle_tokens = [tok.count(n + joiner) for n in needles]
+    frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
+    context_est = target - frame_tokens
+    hay_tokens = context_est - sum(needle_tokens)
+    if hay_tokens < 2 * MARGIN_TOKENS:
+        return None
+    order = sorted(range(len(needles)), key=lambda i: (depths[i], i))
+    after = bisect.bisect_right(bounds, start)
+    best: tuple[int, int, list[Insert], int] | None = None  # (gap, start, inserts, end boundary index)
+    closest: tuple[float, Placement] | None = None  # an exact window beyond the depth tolerance, least so
+    for attempt, begin in enumerate([start, *bounds[after : after + DEPTH_ATTEMPTS - 1]]):
+        if attempt >= EDGE_ATTEMPTS and closest is None:
+            break  # no exact window so far: make the closest one up to the length instead
+        t_first = index.token_at(begin)
+        k_end = t_first + hay_tokens
+        if k_end + 4 * MARGIN_TOKENS >= index.n_tokens:
+            break
+        before = 0
+        aims = {}
+        for i in order:
+            aims[i] = t_first + round(depths[i] / 100.0 * context_est) - before
+            before += needle_tokens[i]
+        hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
+        positions = _snap_all([aims[i] for i in range(len(needles))], order, index, bounds, begin, hi, always=begin)
+        inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
+        last = inserts[-1].pos if inserts else begin
+        lo_j = bisect.bisect_right(bounds, last + 1)
+        hi_j = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
+        if lo_j > hi_j:
+            continue
+
+        def count_at(j: int, begin: int = begin, inserts: list[Insert] = inserts) -> int:
+            return counter.count(begin, _text_end(text, bounds[j], begin), inserts, prefix, suffix)
+
+        if count_at(lo_j) > target:
+            continue
+        while lo_j < hi_j:  # the largest j whose count is at most the target
+            mid = (lo_j + hi_j + 1) // 2
+            if count_at(mid) <= target:
+                lo_j = mid
+            else:
+                hi_j = mid - 1
+        gap = target - count_at(lo_j)
+        if gap == 0:
+            end = _text_end(text, bounds[lo_j], begin)
+            context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
+            placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
+            error = _depth_error(placed, depths, needle_tokens, targets)
+            if tolerance is None or error <= tolerance:
+                return placed
+            if closest is None or error < closest[0]:
+                closest = (error, placed)
+            continue
+        if best is None or gap < best[0]:
+            best = (gap, begin, inserts, lo_j)
+    if closest is not None:
+        return closest[1]
+    if best is None:
+        return None
+    return _fill_with_breaks(index, counter, best, bounds, needles, order, target, prefix, suffix)
+
+
+def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int], targets: int) -> float:
+    """The largest distance of a target needle from its depth, a depth it cannot reach counted as the
+    deepest it can (the needles from it to the end need their tokens), as the compile's check does."""
+    total = placed.context_tokens or 1
+    worst = 0.0
+    achieved = placed.depths()
+    for i in range(targets):
+        tail = sum(needle_tokens[k] for k in range(targets) if placed.needle_chars[k] >= placed.needle_chars[i])
+        reachable = 100.0 * max(0, total - tail) / total
+        worst = max(worst, abs(achieved[i] - min(depths[i], reachable)))
+    return worst
+
+
+BREAK = "\n"
+"""What a window whose whole sentences fall short of the length gets between sentences: a line break."""
+
+
+def _fill_with_breaks(
+    index: HaystackIndex,
+    counter: Counter,
+    best: tuple[int, int, list[Insert], int],
+    bounds: list[int],
+    needles: list[str],
+    order: list[int],
+    target: int,
+    prefix: str,
+    suffix: str,
+) -> Placement | None:
+    """Make up a window's shortfall with line breaks between its last sentences (each adds a token where the
+    tokenizer does not merge a space and a line break with the next word), counted exactly; None when the
+    shortfall cannot be made up that way."""
+    gap, begin, inserts, j = best
+    text = index.text
+    end = _text_end(text, bounds[j], begin)
+    taken = {ins.pos for ins in inserts}
+    spots = [q for q in reversed(bounds[:j]) if begin < q < end and q not in taken][: 4 * gap + 8]
+    chosen: list[int] = []
+    total = target - gap
+    for q in spots:
+        if total == target:
+            break
+        trial = sorted([*chosen, q])
+        merged = sorted([*inserts, *(Insert(p, BREAK) for p in trial)], key=lambda ins: ins.pos)
+        got = counter.count(begin, end, merged, prefix, suffix)
+        if got <= target:
+            chosen, total = trial, got
+    if total != target:
+        return None
+    # breaks go before the needles at the same position (none share one: `taken` excludes them)
+    merged = sorted([*inserts, *(Insert(p, BREAK) for p in chosen)], key=lambda ins: ins.pos)
+    context_tokens = target if not (prefix or suffix) else counter.count(begin, end, merged)
+    keep = [i for i, ins in enumerate(merged) if ins.text != BREAK or ins.pos not in chosen]
+    placed = _measure(counter, text, begin, end, merged, needles, order, target, context_tokens, keep)
+    return placed
+
+
 def _anchor_start(
     index: HaystackIndex, bounds: list[int], start: int, t_begin: int, offset: int, hay: int
 ) -> tuple[int, int | None]:
@@ -487,19 +662,27 @@ def _measure(
     order: list[int],
     total: int,
     context_tokens: int,
+    needle_inserts: list[int] | None = None,
 ) -> Placement:
+    """The placement of assembled inserts, with each needle's token and character offset.
+
+    `needle_inserts` lists which inserts are the needles, in `order` (default: all of them, one each).
+    """
     offsets = counter.offsets(begin, end, inserts)
-    token_offsets: dict[int, int] = {}
-    char_offsets: dict[int, int] = {}
+    which = needle_inserts if needle_inserts is not None else list(range(len(inserts)))
+    starts: list[int] = []  # character offset of each insert in the context
     chars_before = 0
     cursor = begin
-    for rank, i in enumerate(order):
-        ins = inserts[rank]
+    for ins in inserts:
         chars_before += ins.pos - cursor
         cursor = ins.pos
-        char_offsets[i] = chars_before
-        token_offsets[i] = offsets[rank]
+        starts.append(chars_before)
         chars_before += len(ins.text)
+    token_offsets: dict[int, int] = {}
+    char_offsets: dict[int, int] = {}
+    for rank, i in enumerate(order):
+        token_offsets[i] = offsets[which[rank]]
+        char_offsets[i] = starts[which[rank]]
     return Placement(
         start=begin,
         end=end,

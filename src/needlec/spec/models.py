@@ -122,6 +122,14 @@ class PlacementSpec(StrictModel):
         "points of depth); `needle` moves the start forward by less than one sentence (line, paragraph) so "
         "that a boundary sits exactly at the first needle's target depth, which then holds to the token.",
     )
+    edges: Literal["token", "boundary"] = Field(
+        "token",
+        description="Where the haystack window ends: `token` cuts it at the token that makes the length "
+        "exact (the last sentence may be cut, as in Kamradt's test); `boundary` opens and ends it on `snap` "
+        "boundaries (whole sentences, lines or paragraphs, never inside a word), trying window starts "
+        "after the drawn one until a whole-sentence window has exactly the length; needles at depth 100 "
+        "end their context themselves.",
+    )
     joiner: str | None = Field(
         None,
         description="Text inserted after each needle to separate "

@@ -32,6 +32,9 @@ class WindowLayout:
             prefix=request.prefix,
             suffix=request.suffix,
             window=settings.window,
+            edges=settings.edges,
+            tolerance=settings.depth_tolerance,
+            targets=request.targets,
         )
         return Placed(placement)
 
