@@ -49,7 +49,8 @@ def mlneedle_report(
         return None
     effective = agg.mlneedle_effective(ml, config.ratio) or {}
     depths = sorted({float(r.item["depth_percent"]) for r in ml})
-    lengths = sorted({int(r.item["context_length"]) for r in ml})
+    # baselines have their own column: their length is the needle passage's, not a grid length
+    lengths = sorted({int(r.item["context_length"]) for r in ml if not agg._is_baseline(r)})
     body: list[tuple[Cell, ...]] = []
     headline: list[tuple[str, Cell]] = []
     for task, task_rows in sorted(group_by(ml, lambda r: str(r.item.get("task"))).items()):
@@ -57,7 +58,9 @@ def mlneedle_report(
         cells = {(c["needle"], c["haystack"], c["question"]): c for c in found.get("by_languages") or []}
         for key, members in sorted(group_by(task_rows, _languages).items()):
             at_depth = group_by(members, lambda r: float(r.item["depth_percent"]))
-            at_length = group_by(members, lambda r: int(r.item["context_length"]))
+            at_length = group_by(
+                [r for r in members if not agg._is_baseline(r)], lambda r: int(r.item["context_length"])
+            )
             cell = cells.get(key) or {}
             body.append(
                 (
