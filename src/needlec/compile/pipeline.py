@@ -17,6 +17,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -326,7 +327,8 @@ def _warm(plan: Plan, work: list[Work], pending: list[Block]) -> None:
         config, key, view, kind, _ = work[block.start]
         if config.name not in seen:
             seen.add(config.name)
-            build_item(plan.spec.name, config, key, view, kind)
+            with suppress(NeedlecError):  # the worker that builds this block reports it, naming its cell
+                build_item(plan.spec.name, config, key, view, kind)
 
 
 def available_cores() -> int:
@@ -463,6 +465,8 @@ def compile_spec(
         reused = len(summaries)
         if reused and options.progress:
             print(f"resuming: {reused} of {len(mine)} shard(s) already built in {store.root}", file=sys.stderr)
+        workers = 1 if len(pending) <= 1 else min(options.jobs, len(pending))
+        progress.phase(f"items: {len(pending)} shard(s) to build with {workers} worker(s)")
         failures: list[str] = []
         with progress.items(
             f"compile {plan.spec.name}", sum(b.count for b in mine), sum(s.count for s in summaries.values())
@@ -490,6 +494,7 @@ def compile_spec(
                 + _kept(store, len(summaries))
             )
         total_tokens = sum(summaries[b.index].tokens for b in mine)
+        progress.phase("writing the slice" if slicing else "writing data files, manifest and card")
         if slicing:
             assert options.shard is not None
             _write_slice(tmp, plan, store, mine, blocks, options)
