@@ -32,6 +32,32 @@ DEFAULT_SELECT = [
     "config=niah_single_1,vt,cwe",
     "repeat=" + ",".join(str(r) for r in range(70)),
 ]
+# `--workload niah`: one needle in prose at 32K, 21 depths x 5 repeats x 2 tokenizers = 210 items
+# whose items take about a millisecond each, so haystack preparation dominates
+NIAH = """\
+name: scaling-niah
+title: Scaling workload
+description: One needle in prose at 32K tokens, for timing workers and slices.
+license: CC-BY-4.0
+languages: [en]
+seed: 7
+tokenizers: [cl100k_base, o200k_base]
+haystack:
+  sources: [{type: builtin, corpus: web-bible}]
+grid:
+  lengths: [32000]
+  depths: {start: 0, stop: 100, count: 21, spacing: linear}
+  repeats: 5
+needle:
+  type: template
+  needles: [The harbour bell in Valdoria rings exactly nine times at dusk.]
+  question: How many times does the harbour bell in Valdoria ring at dusk?
+  answers: [nine]
+placement: {snap: sentence, depth_tolerance: 6}
+prompt:
+  user: "{{ context }}\\n\\n{{ question }}"
+scoring: {metric: contains}
+"""
 
 
 def run(args: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -52,6 +78,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", default=str(DEFAULT_SPEC), help="spec to compile (default: specs/ruler.yaml)")
+    parser.add_argument("--workload", choices=["ruler", "niah"], default="ruler", help="built-in workload (210 items)")
     parser.add_argument("--select", action="append", help="as compile --select (default: RULER, 210 items at 32K)")
     parser.add_argument("--jobs", default="1,2,0", help="worker counts to compare; 0 = all cores (default 1,2,0)")
     parser.add_argument("--slices", type=int, default=2, help="slices for the shard/merge run (default 2)")
@@ -59,9 +86,14 @@ def main() -> None:
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     jobs = [int(j) or cores for j in args.jobs.split(",")]
-    select = [x for s in (args.select or DEFAULT_SELECT) for x in ("--select", s)]
+    if args.workload == "niah":
+        niah = Path(tempfile.mkdtemp()) / "scaling-niah.yaml"
+        niah.write_text(NIAH, encoding="utf-8")
+        args.spec, args.select = str(niah), args.select or []
+    select = [x for s in (args.select if args.select is not None else DEFAULT_SELECT) for x in ("--select", s)]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    print(f"{args.spec} {' '.join(args.select or DEFAULT_SELECT)[:80]}...; {cores} cores; median of {args.runs}")
+    shown = " ".join(args.select if args.select is not None else DEFAULT_SELECT)[:60]
+    print(f"{Path(args.spec).name} {shown}...; {cores} cores; median of {args.runs}")
     print(f"{'setting':>22} {'wall s':>8} {'CPU s':>8} {'speed-up':>9} {'CPU/1 job':>10} {'identical':>10}")
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
