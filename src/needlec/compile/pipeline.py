@@ -429,7 +429,7 @@ def compile_spec(
     prepared.filters.progress = options.progress
     progress.phase("haystacks and indexes")
     units = _units(plan, prepared, options.select)
-    work = prepare_work(prepared, units)
+    work = prepare_work(prepared, units, progress)
     repeated = repetitions(work)
     warnings = [r.message() for r in repeated]
     for config, _ in units:
@@ -653,27 +653,38 @@ def _estimate(units: list[tuple[ConfigPlan, list[ItemKey]]]) -> int:
     return sum(int(k.length * 4.3) + 2000 for _, keys in units for k in keys)
 
 
-def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]]) -> list[Work]:
-    """Pair every item key with its haystack view and needle kind (indexes built here, once)."""
+def prepare_work(
+    prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]], progress: Progress | None = None
+) -> list[Work]:
+    """Pair every item key with its haystack view and needle kind (indexes built here, once).
+
+    With `progress`, a bar counts the configs prepared (sources, filters, haystacks, indexes).
+    """
     work: list[Work] = []
-    for config, keys in units:
-        haystacks = {h.id: h for h in prepared.haystacks(config.spec)}
-        kind = prepared.kind(config)
-        longest: dict[tuple[str, str], int] = {}
-        for key in keys:
-            slot = (key.haystack, key.tokenizer)
-            longest[slot] = max(longest.get(slot, 0), key.length)
-        views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
-        ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir)
-        if ranked is not None:  # ranked before the workers fork, so they only look rankings up
-            prepared.ranking_reports[config.name] = ranked
-        # context overlap is measured on a sample: smallest length, first depth, first repeat
-        sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
-        work.extend(
-            (config, key, views[(key.haystack, key.tokenizer)], kind, (key.length, key.depth, key.repeat) == sample)
-            for key in keys
-        )
+    with (progress or Progress(False)).items("prepare configs", len(units), unit="config") as bar:
+        for config, keys in units:
+            work.extend(_config_work(prepared, config, keys))
+            bar.update(1)
     return work
+
+
+def _config_work(prepared: Prepared, config: ConfigPlan, keys: list[ItemKey]) -> list[Work]:
+    haystacks = {h.id: h for h in prepared.haystacks(config.spec)}
+    kind = prepared.kind(config)
+    longest: dict[tuple[str, str], int] = {}
+    for key in keys:
+        slot = (key.haystack, key.tokenizer)
+        longest[slot] = max(longest.get(slot, 0), key.length)
+    views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
+    ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir)
+    if ranked is not None:  # ranked before the workers fork, so they only look rankings up
+        prepared.ranking_reports[config.name] = ranked
+    # context overlap is measured on a sample: smallest length, first depth, first repeat
+    sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
+    return [
+        (config, key, views[(key.haystack, key.tokenizer)], kind, (key.length, key.depth, key.repeat) == sample)
+        for key in keys
+    ]
 
 
 def _manifest(

@@ -1,6 +1,7 @@
 """Progress of a compile's long phases on standard error: counts, rate and time left.
 
-Item building reports per finished shard (the unit workers hand back), so the bar moves, with
+Preparation counts configs (sources, filters, haystacks and indexes; filters add their own bars);
+item building reports per finished shard (the unit workers hand back), so the bar moves, with
 an estimate of the time left, whatever `--jobs` is. Nothing is printed when progress is off.
 """
 
@@ -26,14 +27,14 @@ class Progress:
             print(f"[{time.monotonic() - self.started:6.1f}s] {name}", file=sys.stderr, flush=True)
 
     @contextmanager
-    def items(self, desc: str, total: int, initial: int = 0) -> Iterator[Any]:
-        """A bar over `total` items, `initial` of them already done (a resumed compile)."""
+    def items(self, desc: str, total: int, initial: int = 0, unit: str = "item") -> Iterator[Any]:
+        """A bar over `total` units, `initial` of them already done (a resumed compile)."""
         from tqdm import tqdm
 
         bar = tqdm(
             total=total,
             initial=initial,
-            unit="item",
+            unit=unit,
             desc=desc,
             file=sys.stderr,
             disable=not self.enabled,
