@@ -54,14 +54,16 @@ INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many ite
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from needlec.compile.pipeline import CompileOptions, compile_spec
+    from needlec.compile.pipeline import CompileOptions, available_cores, compile_spec
     from needlec.compile.select import parse_select
+    from needlec.compile.shards import parse_shard
     from needlec.compile.size import human_bytes
     from needlec.tokenizer import tokenizer_argument
 
+    clock = _Clock()
     select = {key: set(values) for key, values in parse_select(args.select).items()}
     options = CompileOptions(
-        jobs=args.jobs,
+        jobs=args.jobs if args.jobs is not None else available_cores(),
         select=select,
         dry_run=args.dry_run,
         progress=not args.quiet,
@@ -72,7 +74,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         strict=args.strict,
         tokenizers=[tokenizer_argument(t) for t in args.tokenizer],
         force=args.force,
+        shard=parse_shard(args.shard) if args.shard else None,
     )
+    if options.jobs < 1:
+        raise NeedlecError(f"--jobs must be at least 1; got {options.jobs}")
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
     if not args.dry_run:
         options.announce = lambda size: print(
@@ -87,16 +92,72 @@ def cmd_compile(args: argparse.Namespace) -> int:
             f"about {result.estimated_bytes / 1e6:,.1f} MB of output (nothing written)"
         )
         return 0
-    assert result.manifest is not None
+    if result.manifest is None:  # a slice
+        print(f"wrote slice {args.shard}: {result.shards} shard(s) to {result.out_dir}")
+        print(_final_line(result.items, result.tokens, _folder_bytes(result.out_dir), result, clock))
+        return 0
     print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
     for name, info in result.manifest["configs"].items():
         excluded = info.get("needle_kind", {}).get("excluded")
         if excluded:
             print(f"{name}: excluded {len(excluded)} character name(s) found in the haystacks: {', '.join(excluded)}")
     print(f"content hash {result.manifest['content_hash']}")
+    print(_final_line(result.items, result.tokens, _folder_bytes(result.out_dir), result, clock))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from needlec.compile.pipeline import CompileOptions, merge_slices
+
+    clock = _Clock()
+    options = CompileOptions(progress=not args.quiet, cache_dir=Path(args.cache_dir) if args.cache_dir else None)
+    result = merge_slices([Path(s) for s in args.slices], args.output, args.spec, options)
+    assert result.manifest is not None
+    print(
+        f"merged {len(args.slices)} slice(s): {result.items} items ({result.tokens:,} context tokens) "
+        f"to {result.out_dir}"
+    )
+    print(f"content hash {result.manifest['content_hash']}")
+    print(_final_line(result.items, result.tokens, _folder_bytes(result.out_dir), result, clock))
+    return 0
+
+
+class _Clock:
+    """Wall time and CPU time (this process and its finished workers) since it was made."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.wall = time.perf_counter()
+        self.cpu = self._cpu()
+
+    @staticmethod
+    def _cpu() -> float:
+        import resource
+
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
+
+    def elapsed(self) -> tuple[float, float]:
+        import time
+
+        return time.perf_counter() - self.wall, self._cpu() - self.cpu
+
+
+def _folder_bytes(folder: Path | None) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder else 0
+
+
+def _final_line(items: int, tokens: int, size: int, result: object, clock: _Clock) -> str:
+    wall, cpu = clock.elapsed()
+    built, reused = getattr(result, "built", 0), getattr(result, "reused", 0)
+    resumed = f", {reused} of {built + reused} shards reused" if reused else ""
+    return (
+        f"done: {items:,} items, {tokens:,} tokens, {size / 1e6:,.1f} MB, wall {wall:,.1f} s, CPU {cpu:,.1f} s{resumed}"
+    )
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -207,9 +268,15 @@ def build_parser() -> argparse.ArgumentParser:
         "-j",
         "--jobs",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
-        help="worker processes (default 1); the output is identical for any N",
+        help="worker processes (default: every core this process may use); the output is identical for any N",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="build only the I-th of N shares of the work (e.g. 2/8) into a slice folder -o SLICE, on any machine "
+        "or scheduler; `needlec merge` joins the N slices into the dataset a single compile writes",
     )
     p.add_argument(
         "--dry-run",
@@ -275,6 +342,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser(
+        "merge",
+        help="join the slices of a sharded compile into one dataset",
+        description="Join the slices written by `needlec compile SPEC --shard I/N -o SLICE` (all N of them) "
+        "into one dataset folder, byte-identical to compiling SPEC on one machine: same data files, "
+        "manifest, card and SHA256SUMS. The spec is read again (for the manifest); no item is rebuilt.",
+    )
+    p.add_argument("slices", nargs="+", metavar="SLICE", help="slice folders, one per --shard I/N")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="output dataset folder (as for compile)")
+    p.add_argument("--spec", metavar="SPEC", help="the spec file, when it is not at the path the slices recorded")
+    p.add_argument("--cache-dir", metavar="DIR", help="download and filter cache (default: as compile)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.set_defaults(func=cmd_merge)
 
     p = sub.add_parser(
         "validate",

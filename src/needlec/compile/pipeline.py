@@ -1,10 +1,12 @@
 """The compile pipeline: plan -> sources -> haystacks -> indexes -> items -> checks -> export.
 
-Items are computed in chunks that never straddle two data files (in forked worker processes
-when `jobs > 1`). Each chunk is written by whoever built it to its own shard file; the parent
-appends the shards to their data file in key order and deletes them, so the output is
-byte-identical for any number of workers, items never travel through a pipe, and a config is
-never held in memory whole.
+Items are built in blocks that never straddle two cells (config x tokenizer x length; see
+`compile/shards.py`), in forked worker processes when `jobs > 1`. Whoever builds a block writes
+it to its own shard file in a store beside the output and sends back only a summary; the parent
+appends the shards to their data files in key order once all are built, so the output is
+byte-identical for any number of workers and any `--shard I/N` split, items never travel through
+a pipe, and a config is never held in memory whole. The store outlives a failed, killed or
+interrupted compile, so the next run builds only what is missing.
 """
 
 from __future__ import annotations
@@ -15,19 +17,33 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
-
-from tqdm import tqdm
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
 from needlec.compile.existing import check_replace
 from needlec.compile.items import build_item
 from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
+from needlec.compile.progress import Progress
 from needlec.compile.ranking import prepare_rankings, ranking_warnings
 from needlec.compile.select import check_not_empty, resolve_select
+from needlec.compile.shards import (
+    SLICE_FILE,
+    SLICE_SHARDS,
+    STORE_MARK,
+    Block,
+    ShardStore,
+    Summary,
+    code_version,
+    in_shard,
+    is_slice,
+    plan_blocks,
+    read_slice,
+    store_dir,
+)
 from needlec.compile.size import Size, check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
 from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
@@ -45,9 +61,11 @@ from needlec.spec.models import Spec
 from needlec.spec.reports import ReportsSpec
 from needlec.tokenizer import Tokenizer, load_tokenizer
 from needlec.util import canonical
-from needlec.util.atomic import atomic_directory, check_target, inside
+from needlec.util.atomic import atomic_directory, check_target, inside, is_needlec_dataset
 from needlec.util.canonical import sha256_json
+from needlec.util.stem import stem
 from needlec.util.sums import every_file, write_sums
+from needlec.version import __version__
 
 
 def default_cache_dir() -> Path:
@@ -61,7 +79,7 @@ def default_cache_dir() -> Path:
 class CompileOptions:
     """How to run a compile; none of these change the bytes of any item."""
 
-    jobs: int = 1
+    jobs: int = 1  # the CLI's default is every available core (`available_cores`)
     select: dict[str, set[str]] = field(default_factory=dict)
     dry_run: bool = False
     progress: bool = True
@@ -73,6 +91,8 @@ class CompileOptions:
     strict: bool = False  # warnings (e.g. a repeated haystack) become errors
     tokenizers: list[Any] = field(default_factory=list)  # tokenizer configs replacing the spec's (--tokenizer)
     force: bool = False  # replace a dataset of another spec, or one with items this compile leaves out
+    shard: tuple[int, int] | None = None  # (I, N): build only the I-th of N shares of the shards, as a slice
+    slices: tuple[Path, ...] = ()  # `merge`: take every shard from these slices and build none
 
 
 @dataclass
@@ -83,6 +103,9 @@ class CompileResult:
     estimated_bytes: int
     manifest: dict[str, Any] | None
     warnings: list[str] = field(default_factory=list)  # e.g. a spec licence the corpora do not allow
+    built: int = 0  # shards built by this run
+    reused: int = 0  # shards found finished (an earlier, interrupted run or the slices of a merge)
+    shards: int = 0  # shards of this output
 
 
 class Prepared:
@@ -249,51 +272,46 @@ def _check_select(plan: Plan, select: dict[str, set[str]]) -> dict[str, set[str]
     return resolve_select(plan, select)
 
 
-@dataclass
-class ChunkResult:
-    """What a chunk of items produced: its shard file and what the checks need to know.
-
-    The JSONL lines themselves stay on disk: a worker writes its chunk to its own shard file and
-    only this summary travels back to the parent.
-    """
-
-    shard: Path
-    count: int
-    tokens: int
-    problems: list[str]
-    overlap: list[tuple[str, str, dict[str, float]]]  # (config, "needle" | "context", scores)
-
-
 Work = tuple[ConfigPlan, ItemKey, HaystackView, NeedleKind, bool]
-Chunk = tuple[int, int]  # [start, end) into the work list, all of one (config, tokenizer) file
 
-# Worker state: set in the parent before the pool forks, read by `_run_chunk` in the children.
+# Worker state: set in the parent before the pool forks, read by `_run_block` in the children.
 _STATE: dict[str, Any] = {}
-SHARDS = ".shards"
 
 
-def _run_chunk(chunk: Chunk) -> ChunkResult:
+def _run_block(index: int) -> tuple[int, Summary]:
+    """Build one block's items into its shard file; only the summary travels back."""
     plan: Plan = _STATE["plan"]
     work: list[Work] = _STATE["work"]
     verify: bool = _STATE["verify"]
-    result = ChunkResult(_STATE["shards"] / f"{chunk[0]:010d}.jsonl", chunk[1] - chunk[0], 0, [], [])
-    with result.shard.open("wb") as shard:
-        for config, key, view, kind, sample_context in work[chunk[0] : chunk[1]]:
-            item, leaks = build_item(plan.spec.name, config, key, view, kind)
-            result.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
-            result.problems.extend(leak_problem(item.id, leaks))
-            # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
-            evidence = " ".join(n.text for n in item.targets())
-            needle_scores = {**item.overlap, **stemmed_precision(item.question, evidence)}
-            result.overlap.append((config.name, "needle", needle_scores))
-            result.problems.extend(check_budgets(item.id, config.spec, "needle", needle_scores))
-            if sample_context:
-                scores = both(item.question, item.context())
-                result.overlap.append((config.name, "context", scores))
-                result.problems.extend(check_budgets(item.id, config.spec, "context", scores))
-            result.tokens += item.context_tokens
-            shard.write(canonical.line(item.row()))
-    return result
+    store: ShardStore = _STATE["store"]
+    block: Block = _STATE["blocks"][index]
+    summary = Summary(block.count, 0)
+    part = store.temporary(block.name)
+    try:
+        with part.open("wb") as shard:
+            for config, key, view, kind, sample_context in work[block.start : block.end]:
+                item, leaks = build_item(plan.spec.name, config, key, view, kind)
+                summary.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
+                summary.problems.extend(leak_problem(item.id, leaks))
+                # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
+                evidence = " ".join(n.text for n in item.targets())
+                needle_scores = {**item.overlap, **stemmed_precision(item.question, evidence)}
+                summary.overlap.append((config.name, "needle", needle_scores))
+                summary.problems.extend(check_budgets(item.id, config.spec, "needle", needle_scores))
+                if sample_context:
+                    scores = both(item.question, item.context())
+                    summary.overlap.append((config.name, "context", scores))
+                    summary.problems.extend(check_budgets(item.id, config.spec, "context", scores))
+                summary.tokens += item.context_tokens
+                shard.write(canonical.line(item.row()))
+    except NeedlecError as exc:  # this cell cannot be built; the others go on and are kept
+        part.unlink(missing_ok=True)
+        return index, Summary(block.count, 0, error=f"{block.cell}: {exc.render()}")
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+    store.finish(block.name, part, summary)
+    return index, summary
 
 
 def _worker_signals() -> None:
@@ -302,45 +320,100 @@ def _worker_signals() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _slot(work: Work) -> tuple[str, str]:
-    return work[0].name, work[1].tokenizer
+def _warm(plan: Plan, work: list[Work], pending: list[Block]) -> None:
+    """Load in the parent, once, what item building loads on first use (NLTK's stemmer, a
+    kind's word lists, memo tables), so that forked workers inherit it instead of each paying
+    for it again: NLTK alone takes about two CPU-seconds to import. One item per config is built
+    and thrown away; items are pure functions of their keys, so nothing else changes."""
+    stem("warming")
+    seen: set[str] = set()
+    for block in pending:
+        config, key, view, kind, _ = work[block.start]
+        if config.name not in seen:
+            seen.add(config.name)
+            with suppress(NeedlecError):  # the worker that builds this block reports it, naming its cell
+                build_item(plan.spec.name, config, key, view, kind)
 
 
-def _chunks(work: list[Work], jobs: int) -> list[Chunk]:
-    """Consecutive runs of at most `size` items that never straddle two output files."""
-    size = max(1, min(32, len(work) // max(1, jobs * 8)))
-    chunks = []
-    start = 0
-    while start < len(work):
-        slot = _slot(work[start])
-        end = start + 1
-        while end < len(work) and end - start < size and _slot(work[end]) == slot:
-            end += 1
-        chunks.append((start, end))
-        start = end
-    return chunks
-
-
-def _execute(plan: Plan, work: list[Work], jobs: int, verify: bool, shards: Path) -> Iterator[ChunkResult]:
-    """Run every chunk (forked workers when `jobs > 1`); results come back in work order."""
-    shards.mkdir(parents=True, exist_ok=True)
-    _STATE.update(plan=plan, work=work, verify=verify, shards=shards)
-    chunks = _chunks(work, jobs)
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity), which is what `--jobs` defaults to."""
     try:
-        if jobs <= 1 or len(chunks) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-            for chunk in chunks:
-                yield _run_chunk(chunk)
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _execute(
+    plan: Plan, work: list[Work], blocks: list[Block], pending: list[Block], jobs: int, verify: bool, store: ShardStore
+) -> Iterator[tuple[int, Summary]]:
+    """Build every pending block (in forked workers when `jobs > 1`), in the order they finish.
+
+    Each worker writes its own shard files into the store; the parent only collects summaries.
+    """
+    _STATE.update(plan=plan, work=work, blocks=blocks, verify=verify, store=store)
+    indexes = [b.index for b in pending]
+    try:
+        if jobs <= 1 or len(indexes) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            for index in indexes:
+                yield _run_block(index)
             return
-        with multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_signals) as pool:
-            yield from pool.imap(_run_chunk, chunks)
+        _warm(plan, work, pending)
+        with multiprocessing.get_context("fork").Pool(min(jobs, len(indexes)), initializer=_worker_signals) as pool:
+            yield from pool.imap_unordered(_run_block, indexes)
     finally:
         _STATE.clear()
+
+
+def _fingerprint(plan: Plan, prepared: Prepared, config: ConfigPlan, label: str) -> dict[str, Any]:
+    """Everything the items of one config and tokenizer depend on besides their keys."""
+    return {
+        "spec": plan.spec.name,
+        "config": config.name,
+        "axes": [list(a) for a in config.axes],
+        "redraw": config.redraw,
+        "settings": config.spec.model_dump(mode="json"),
+        "haystacks": [h.sha256 for h in prepared.haystacks(config.spec)],
+        "tokenizer": prepared.tokenizers[label].describe(),
+    }
+
+
+def _append(source: Path, target: BinaryIO) -> None:
+    """Append a shard file to a data file (in the kernel where it can, without reading it here)."""
+    with source.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        copy = getattr(os, "copy_file_range", None)
+        if copy is not None:
+            target.flush()
+            done = 0
+            try:
+                while done < size:
+                    moved = copy(handle.fileno(), target.fileno(), size - done)
+                    if moved <= 0:
+                        break
+                    done += moved
+            except OSError:
+                pass
+            if done == size:
+                return
+            handle.seek(done)
+        shutil.copyfileobj(handle, target, 1 << 20)
+
+
+def _kept(store: ShardStore, finished: int) -> str:
+    return (
+        f"\nThe {finished} finished shard(s) are kept in {store.root}; run the same command again "
+        "to build only what is missing or changed."
+    )
 
 
 def compile_spec(
     spec_path: str | Path, out_dir: str | Path | None, options: CompileOptions | None = None
 ) -> CompileResult:
-    """Compile a spec into `out_dir` (atomically), or only size it up with `dry_run`."""
+    """Compile a spec into `out_dir` (atomically), or only size it up with `dry_run`.
+
+    With `options.shard = (I, N)` the output is a slice (the I-th of N shares of the shards);
+    with `options.slices` nothing is built and the shards come from those slices (`merge`).
+    """
     options = options or CompileOptions()
     cache_dir = options.cache_dir or default_cache_dir()
     plan = load_plan(spec_path, cache_dir, options.tokenizers or None)
@@ -351,15 +424,21 @@ def compile_spec(
         return CompileResult(None, size.items, size.tokens, size.bytes, None)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR)")
-    target = check_target(Path(out_dir), guard=(Path(spec_path),))  # refuse a bad -o before any work
+    slicing = options.shard is not None
+    owned = is_slice if slicing else is_needlec_dataset
+    what = "a needlec slice" if slicing else "a needlec dataset"
+    target = check_target(Path(out_dir), owned, guard=(Path(spec_path),), what=what)  # refuse a bad -o early
     check_size(size, options.max_items, options.max_bytes, target)
-    check_replace(target, plan, options.select, options.force)  # nothing lost without --force
+    if not slicing:
+        check_replace(target, plan, options.select, options.force)  # nothing lost without --force
     if options.announce is not None:
         options.announce(size)
+    progress = Progress(options.progress)
     prepared = Prepared(plan, cache_dir)
     prepared.filters.progress = options.progress
+    progress.phase("haystacks and indexes")
     units = _units(plan, prepared, options.select)
-    work = prepare_work(prepared, units)
+    work = prepare_work(prepared, units, progress)
     repeated = repetitions(work)
     warnings = [r.message() for r in repeated]
     for config, _ in units:
@@ -367,60 +446,190 @@ def compile_spec(
             warnings += ranking_warnings(config, prepared.ranking_reports[config.name])
     if warnings and options.strict:
         raise NeedlecError("--strict: the compile has warnings:\n  " + "\n  ".join(warnings))
+    configs = {c.name: c for c, _ in units}
+    blocks = plan_blocks(
+        [(w[0].name, w[1].tokenizer, w[1].length) for w in work],
+        [w[1] for w in work],
+        lambda name, label: _fingerprint(plan, prepared, configs[name], label),
+        options.verify,
+    )
+    mine = [b for b in blocks if in_shard(b, options.shard)]
     out = Path(out_dir)
-    files: dict[tuple[str, str], list[Any]] = {}
-    problems: list[str] = []
-    tally: dict[tuple[str, str], OverlapStats] = {}
-    total_tokens = 0
-    with atomic_directory(out, guard=(Path(spec_path),)) as tmp:
-        bar = tqdm(
-            total=len(work),
-            unit="item",
-            desc=f"compile {plan.spec.name}",
-            file=sys.stderr,
-            disable=not options.progress,
-            dynamic_ncols=True,
-        )
-        handles: dict[tuple[str, str], BinaryIO] = {}
-        position = 0
-        try:
-            # shards arrive in work order; appending each to its file keeps key order for any --jobs
-            for chunk in _execute(plan, work, options.jobs, options.verify, tmp / SHARDS):
-                slot = _slot(work[position])
-                position += chunk.count
-                if slot not in handles:
-                    relative = f"data/{slot[0]}/{slot[1]}.jsonl"
-                    path = inside(tmp, relative)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    handles[slot] = path.open("wb")
-                    files[slot] = [relative, 0]
-                with chunk.shard.open("rb") as shard:
-                    shutil.copyfileobj(shard, handles[slot], 1 << 20)
-                chunk.shard.unlink()
-                files[slot][1] += chunk.count
-                total_tokens += chunk.tokens
-                problems.extend(chunk.problems)
-                for name, against, scores in chunk.overlap:
-                    tally.setdefault((name, against), OverlapStats()).add(scores)
-                bar.update(chunk.count)
-        finally:
-            for handle in handles.values():
-                handle.close()
-            bar.close()
-            shutil.rmtree(tmp / SHARDS, ignore_errors=True)
+    store = ShardStore(store_dir(target), [Path(s) / SLICE_SHARDS for s in options.slices])
+    with atomic_directory(out, owned, guard=(Path(spec_path),), what=what) as tmp:
+        if options.slices:
+            missing = [b for b in mine if store.find(b.name) is None]
+            if missing:
+                raise NeedlecError(_missing_message(missing, len(blocks), options.slices))
+        else:
+            store.open()
+        summaries: dict[int, Summary] = {}
+        pending: list[Block] = []
+        for block in mine:
+            found = store.summary(block.name)
+            if found is None:
+                pending.append(block)
+            else:
+                summaries[block.index] = found
+        reused = len(summaries)
+        if reused and options.progress:
+            print(f"resuming: {reused} of {len(mine)} shard(s) already built in {store.root}", file=sys.stderr)
+        workers = 1 if len(pending) <= 1 else min(options.jobs, len(pending))
+        progress.phase(f"items: {len(pending)} shard(s) to build with {workers} worker(s)")
+        failures: list[str] = []
+        with progress.items(
+            f"compile {plan.spec.name}", sum(b.count for b in mine), sum(s.count for s in summaries.values())
+        ) as bar:
+            for index, summary in _execute(plan, work, blocks, pending, options.jobs, options.verify, store):
+                if summary.error is not None:
+                    failures.append(summary.error)
+                else:
+                    summaries[index] = summary
+                bar.update(summary.count)
+        if failures:
+            shown = "\n".join(f"  {f}" for f in failures[:20])
+            more = f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else ""
+            raise NeedlecError(
+                f"{len(failures)} shard(s) could not be built:\n{shown}{more}" + _kept(store, len(summaries))
+            )
+        problems = [p for b in mine for p in summaries[b.index].problems]
         if problems:
+            cells = sorted({b.cell for b in mine if summaries[b.index].problems})
             shown = "\n".join(f"  {p}" for p in problems[:20])
             more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
-            raise ContractError(f"{len(problems)} item(s) break the spec's contracts:\n{shown}{more}")
-        manifest = _manifest(plan, prepared, units, files, tmp, tally, repeated)
-        prepared.filters.write_audit(tmp)
-        (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
-        (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
-        write_sums(tmp, every_file(tmp))  # covers the card and audit too, so `verify` notices any edit
-    from needlec.haystacks.sources.corpora import licence_warnings
+            raise ContractError(
+                f"{len(problems)} item(s) break the spec's contracts, in {len(cells)} cell(s) "
+                f"({', '.join(cells[:10])}{', ...' if len(cells) > 10 else ''}):\n{shown}{more}"
+                + _kept(store, len(summaries))
+            )
+        total_tokens = sum(summaries[b.index].tokens for b in mine)
+        progress.phase("writing the slice" if slicing else "writing data files, manifest and card")
+        if slicing:
+            assert options.shard is not None
+            _write_slice(tmp, plan, store, mine, blocks, options)
+            manifest = None
+        else:
+            files: dict[tuple[str, str], list[Any]] = {}
+            tally: dict[tuple[str, str], OverlapStats] = {}
+            handles: dict[tuple[str, str], BinaryIO] = {}
+            try:
+                for block in mine:  # key order, so the data files are the same for any --jobs or slices
+                    if block.slot not in handles:
+                        relative = f"data/{block.slot[0]}/{block.slot[1]}.jsonl"
+                        path = inside(tmp, relative)
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        handles[block.slot] = path.open("wb")
+                        files[block.slot] = [relative, 0]
+                    _append(store.lines(block.name), handles[block.slot])
+                    files[block.slot][1] += block.count
+                    for name, against, scores in summaries[block.index].overlap:
+                        tally.setdefault((name, against), OverlapStats()).add(scores)
+            finally:
+                for handle in handles.values():
+                    handle.close()
+            manifest = _manifest(plan, prepared, units, files, tmp, tally, repeated)
+            prepared.filters.write_audit(tmp)
+            (tmp / MANIFEST).write_bytes(canonical.dumps(manifest, indent=True) + b"\n")
+            (tmp / "README.md").write_text(render_card(plan, manifest), encoding="utf-8")
+            write_sums(tmp, every_file(tmp))  # covers the card and audit too, so `verify` notices any edit
+    if not options.slices and (store.root / STORE_MARK).is_file():
+        shutil.rmtree(store.root, ignore_errors=True)  # the dataset (or slice) holds everything now
+    if manifest is not None:
+        from needlec.haystacks.sources.corpora import licence_warnings
 
-    warnings += licence_warnings(plan.spec.license, manifest["sources"])
-    return CompileResult(out.resolve(), len(work), total_tokens, size.bytes, manifest, warnings)
+        warnings += licence_warnings(plan.spec.license, manifest["sources"])
+    count = sum(b.count for b in mine)
+    return CompileResult(
+        out.resolve(),
+        count,
+        total_tokens,
+        size.bytes,
+        manifest,
+        warnings,
+        built=len(pending),
+        reused=reused,
+        shards=len(mine),
+    )
+
+
+def merge_slices(
+    slices: list[Path], out_dir: str | Path, spec_path: str | Path | None = None, options: CompileOptions | None = None
+) -> CompileResult:
+    """Join the slices of one compile (`--shard 1/N` ... `N/N`) into the dataset a single
+    compile would have written: same data files, manifest, card and SHA256SUMS.
+
+    The spec (recorded in the slices, or `spec_path`) is prepared again for the manifest
+    (sources, haystacks, tokenizers); no item is built, every shard comes from a slice.
+    """
+    if not slices:
+        raise NeedlecError("merge needs at least one slice")
+    records = [read_slice(Path(s)) for s in slices]
+    first = records[0]
+    count = int(first["shard"][1])
+    for folder, record in zip(slices, records, strict=True):
+        if record["compile"] != first["compile"] or int(record["shard"][1]) != count:
+            raise NeedlecError(
+                f"{folder} is a slice of another compile than {slices[0]} (another spec, selection, shard count "
+                "or needlec version); merge only the slices of one `--shard I/N` run"
+            )
+    have = sorted({int(r["shard"][0]) for r in records})
+    lacking = sorted(set(range(1, count + 1)) - set(have))
+    if lacking:
+        raise NeedlecError(
+            f"merge needs all {count} slices of the compile; missing "
+            + ", ".join(f"--shard {i}/{count}" for i in lacking)
+        )
+    spec = Path(spec_path) if spec_path is not None else Path(str(first["spec_file"]))
+    if not spec.is_file():
+        raise NeedlecError(f"the slices were compiled from {spec}, which is not here; name the spec with --spec")
+    base = options or CompileOptions()
+    merged = CompileOptions(
+        jobs=1,
+        select={k: set(v) for k, v in first["select"].items()},
+        progress=base.progress,
+        verify=bool(first["verify"]),
+        cache_dir=base.cache_dir,
+        max_items=base.max_items,
+        max_bytes=base.max_bytes,
+        strict=base.strict,
+        slices=tuple(Path(s) for s in slices),
+    )
+    return compile_spec(spec, out_dir, merged)
+
+
+def _missing_message(missing: list[Block], total: int, slices: tuple[Path, ...]) -> str:
+    """Which cells no slice has, and which `--shard I/N` would have built them."""
+    cells = sorted({b.cell for b in missing})
+    return (
+        f"the slices ({', '.join(str(s) for s in slices)}) lack {len(missing)} of the compile's {total} shard(s), "
+        f"in {len(cells)} cell(s): {', '.join(cells[:10])}{', ...' if len(cells) > 10 else ''}. "
+        "Merge every slice of the same compile (same spec, selection and needlec), or build the missing ones."
+    )
+
+
+def _write_slice(
+    tmp: Path, plan: Plan, store: ShardStore, mine: list[Block], blocks: list[Block], options: CompileOptions
+) -> None:
+    """A slice: its shards (moved out of the store) and `slice.json`, which `merge` reads."""
+    assert options.shard is not None
+    folder = tmp / SLICE_SHARDS
+    folder.mkdir()
+    for block in mine:
+        for suffix in (".jsonl", ".json"):
+            os.replace(store.root / f"{block.name}{suffix}", folder / f"{block.name}{suffix}")
+    record = {
+        "needlec_slice": 1,
+        "needlec_version": __version__,
+        "code": code_version(),
+        "spec_file": str(plan.path.resolve()),
+        "spec_sha256": plan.spec_sha256,
+        "select": {k: sorted(v) for k, v in sorted(options.select.items())},
+        "verify": options.verify,
+        "shard": list(options.shard),
+        "shards": len(mine),
+        "compile": sha256_json([b.name for b in blocks]),
+    }
+    (tmp / SLICE_FILE).write_bytes(canonical.dumps(record, indent=True) + b"\n")
 
 
 def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
@@ -449,27 +658,38 @@ def _overlap_report(tally: dict[tuple[str, str], OverlapStats], config: ConfigPl
     return out
 
 
-def prepare_work(prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]]) -> list[Work]:
-    """Pair every item key with its haystack view and needle kind (indexes built here, once)."""
+def prepare_work(
+    prepared: Prepared, units: list[tuple[ConfigPlan, list[ItemKey]]], progress: Progress | None = None
+) -> list[Work]:
+    """Pair every item key with its haystack view and needle kind (indexes built here, once).
+
+    With `progress`, a bar counts the configs prepared (sources, filters, haystacks, indexes).
+    """
     work: list[Work] = []
-    for config, keys in units:
-        haystacks = {h.id: h for h in prepared.haystacks(config.spec)}
-        kind = prepared.kind(config)
-        longest: dict[tuple[str, str], int] = {}
-        for key in keys:
-            slot = (key.haystack, key.tokenizer)
-            longest[slot] = max(longest.get(slot, 0), key.length)
-        views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
-        ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir)
-        if ranked is not None:  # ranked before the workers fork, so they only look rankings up
-            prepared.ranking_reports[config.name] = ranked
-        # context overlap is measured on a sample: smallest length, first depth, first repeat
-        sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
-        work.extend(
-            (config, key, views[(key.haystack, key.tokenizer)], kind, (key.length, key.depth, key.repeat) == sample)
-            for key in keys
-        )
+    with (progress or Progress(False)).items("prepare configs", len(units), unit="config") as bar:
+        for config, keys in units:
+            work.extend(_config_work(prepared, config, keys))
+            bar.update(1)
     return work
+
+
+def _config_work(prepared: Prepared, config: ConfigPlan, keys: list[ItemKey]) -> list[Work]:
+    haystacks = {h.id: h for h in prepared.haystacks(config.spec)}
+    kind = prepared.kind(config)
+    longest: dict[tuple[str, str], int] = {}
+    for key in keys:
+        slot = (key.haystack, key.tokenizer)
+        longest[slot] = max(longest.get(slot, 0), key.length)
+    views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
+    ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir)
+    if ranked is not None:  # ranked before the workers fork, so they only look rankings up
+        prepared.ranking_reports[config.name] = ranked
+    # context overlap is measured on a sample: smallest length, first depth, first repeat
+    sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
+    return [
+        (config, key, views[(key.haystack, key.tokenizer)], kind, (key.length, key.depth, key.repeat) == sample)
+        for key in keys
+    ]
 
 
 def _manifest(

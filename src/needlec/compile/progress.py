@@ -1,0 +1,47 @@
+"""Progress of a compile's long phases on standard error: counts, rate and time left.
+
+Preparation counts configs (sources, filters, haystacks and indexes; filters add their own bars);
+item building reports per finished shard (the unit workers hand back), so the bar moves, with
+an estimate of the time left, whatever `--jobs` is. Nothing is printed when progress is off.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+class Progress:
+    """Phase lines and counting bars for one compile; silent when `enabled` is false."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.started = time.monotonic()
+
+    def phase(self, name: str) -> None:
+        """Say which phase starts (with the seconds spent so far), for phases without a count."""
+        if self.enabled:
+            print(f"[{time.monotonic() - self.started:6.1f}s] {name}", file=sys.stderr, flush=True)
+
+    @contextmanager
+    def items(self, desc: str, total: int, initial: int = 0, unit: str = "item") -> Iterator[Any]:
+        """A bar over `total` units, `initial` of them already done (a resumed compile)."""
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=total,
+            initial=initial,
+            unit=unit,
+            desc=desc,
+            file=sys.stderr,
+            disable=not self.enabled,
+            dynamic_ncols=True,
+            smoothing=0.1,
+        )
+        try:
+            yield bar
+        finally:
+            bar.close()

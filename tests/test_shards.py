@@ -1,0 +1,164 @@
+"""Shards: resume after a kill or a failed cell, `--shard I/N` slices and `merge`, byte identity."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from needlec.cli import main
+from needlec.compile.pipeline import CompileOptions, compile_spec
+from needlec.compile.shards import BLOCK, STORE_MARK
+from needlec.errors import ContractError
+
+
+def tree_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def finished(store: Path) -> set[str]:
+    """Names of the finished shards in a store (a summary on disk means a whole shard)."""
+    return {p.stem for p in store.glob("*.json") if p.name != STORE_MARK}
+
+
+BASE = """\
+name: shards-test
+title: Shards test
+description: One needle in prose, for the shard tests.
+license: CC-BY-4.0
+languages: [en]
+seed: 11
+tokenizers: [cl100k_base, o200k_base]
+haystack:
+  sources: [{type: builtin, corpus: web-bible}]
+needle:
+  type: template
+  needles: [The lighthouse keeper on Marrow Point paints his door green every spring.]
+  question: What colour does the lighthouse keeper on Marrow Point paint his door?
+  answers: [green]
+placement: {snap: sentence, depth_tolerance: 6}
+prompt:
+  user: "{{ context }}\\n\\n{{ question }}"
+scoring: {metric: contains}
+"""
+
+
+def write_spec(folder: Path, body: str) -> Path:
+    """A small spec of our own (the base above plus `body`, whose keys come after)."""
+    path = folder / "spec.yaml"
+    path.write_text(BASE + body, encoding="utf-8")
+    return path
+
+
+def test_killed_compile_resumes_with_only_the_missing_shards(tmp_path: Path) -> None:
+    # 2 configs x 2 tokenizers x 2 lengths = 8 cells of 11 depths x 4 repeats (44 items: 3 shards each)
+    spec = write_spec(
+        tmp_path,
+        "grid:\n  lengths: [8000, 16000]\n  depths: {start: 0, stop: 100, count: 11}\n  repeats: 4\n"
+        "variants:\n  needles:\n    single: {}\n    passkey:\n      needle:\n"
+        "        needles: ['The vault code is {{ code }}.']\n        question: What is the vault code?\n"
+        "        answers: ['{{ code }}']\n        vars: {code: {kind: digits, length: 7}}\n",
+    )
+    cells, per_cell = 8, -(-44 // BLOCK)
+    total = cells * per_cell
+    out = tmp_path / "out"
+    store = tmp_path / ".out.shards"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "needlec.cli", "compile", str(spec), "-o", str(out), "-j", "2", "--verify", "-q"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, so the kill reaches the workers too
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(finished(store)) < 3 and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the compile ended before it could be killed: " + proc.stderr.read().decode()
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    time.sleep(0.5)  # let orphaned workers (if any) die with their group
+    kept = finished(store)
+    assert 3 <= len(kept) < total
+    assert not out.exists()
+
+    result = compile_spec(spec, out, CompileOptions(progress=False, jobs=2, verify=True))
+    assert (result.shards, result.reused, result.built) == (total, len(kept), total - len(kept))
+    assert not store.exists() and not list(tmp_path.glob(".out.partial-*"))
+
+    fresh = compile_spec(spec, tmp_path / "fresh", CompileOptions(progress=False, jobs=1, verify=True))
+    assert (fresh.reused, fresh.built) == (0, total)
+    assert tree_bytes(out) == tree_bytes(tmp_path / "fresh")
+
+
+def test_failing_cell_names_itself_and_the_others_are_kept(tmp_path: Path) -> None:
+    grid = "grid:\n  lengths: [1000, 2000]\n  depths: [0, 50, 100]\n"
+    # the `strict` config snaps to paragraphs with no depth tolerance: its 50% needles land elsewhere
+    bad = write_spec(
+        tmp_path,
+        grid + "variants:\n  budget:\n    loose: {}\n    strict:\n"
+        "      placement: {snap: paragraph, depth_tolerance: 0}\n",
+    )
+    out = tmp_path / "out"
+    with pytest.raises(ContractError) as failed:
+        compile_spec(bad, out, CompileOptions(progress=False))
+    message = failed.value.render()
+    cells = "strict/cl100k_base/1000, strict/cl100k_base/2000, strict/o200k_base/1000, strict/o200k_base/2000"
+    assert f"in 4 cell(s) ({cells})" in message
+    assert "loose/" not in message and "depth" in message
+    assert "8 finished shard(s) are kept" in message
+    assert not out.exists()
+    store = tmp_path / ".out.shards"
+    assert len(finished(store)) == 8  # both configs' four cells, one shard each
+
+    # the tolerance is widened: only the `strict` config's shards change, the `loose` ones are reused
+    fixed = write_spec(
+        tmp_path,
+        grid + "variants:\n  budget:\n    loose: {}\n    strict:\n"
+        "      placement: {snap: paragraph, depth_tolerance: 50}\n",
+    )
+    result = compile_spec(fixed, out, CompileOptions(progress=False))
+    assert (result.reused, result.built) == (4, 4)
+    compile_spec(fixed, tmp_path / "fresh", CompileOptions(progress=False))
+    assert tree_bytes(out) == tree_bytes(tmp_path / "fresh")
+
+
+def test_slices_merge_into_the_single_machine_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write_spec(tmp_path, "grid:\n  lengths: [1000, 4000]\n  depths: {start: 0, stop: 100, count: 21}\n")
+    whole = tmp_path / "whole"
+    assert main(["compile", str(spec), "-o", str(whole), "-j", "1", "-q"]) == 0
+    slices = [tmp_path / f"slice{i}" for i in (1, 2, 3)]
+    for i, folder in enumerate(slices, start=1):
+        assert main(["compile", str(spec), "--shard", f"{i}/3", "-o", str(folder), "-j", "2", "-q"]) == 0
+    assert "done: " in capsys.readouterr().out
+
+    # the slices hold disjoint shares whose union is the whole compile's shards
+    names = [{p.stem for p in (s / "shards").glob("*.json")} for s in slices]
+    assert all(names) and sum(len(n) for n in names) == len(set().union(*names))
+
+    assert main(["merge", "-o", str(tmp_path / "partial"), str(slices[0]), str(slices[2]), "-q"]) == 2
+    assert "missing --shard 2/3" in capsys.readouterr().err
+    merged = tmp_path / "merged"
+    assert main(["merge", "-o", str(merged), *map(str, reversed(slices)), "-q"]) == 0
+    assert tree_bytes(merged) == tree_bytes(whole)
+    assert "SHA256SUMS" in tree_bytes(merged)
+
+    # a slice of another compile (another selection) is refused by name
+    other = tmp_path / "other"
+    assert main(["compile", str(spec), "--shard", "2/3", "--select", "length=1000", "-o", str(other), "-q"]) == 0
+    assert main(["merge", "-o", str(tmp_path / "mixed"), str(slices[0]), str(other), str(slices[2]), "-q"]) == 2
+    assert "is a slice of another compile" in capsys.readouterr().err
+
+
+def test_bad_shard_and_jobs_are_clean_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write_spec(tmp_path, "grid:\n  lengths: [1000]\n  depths: [0]\n")
+    assert main(["compile", str(spec), "--shard", "4/3", "-o", str(tmp_path / "s"), "-q"]) == 2
+    assert "1 <= I <= N" in capsys.readouterr().err
+    assert main(["compile", str(spec), "--shard", "one/3", "-o", str(tmp_path / "s"), "-q"]) == 2
+    assert "--shard expects I/N" in capsys.readouterr().err
+    assert main(["compile", str(spec), "-j", "0", "-o", str(tmp_path / "s"), "-q"]) == 2
+    assert main(["merge", "-o", str(tmp_path / "m"), str(tmp_path), "-q"]) == 2
+    assert "is not a slice" in capsys.readouterr().err
