@@ -63,7 +63,6 @@ from needlec.tokenizer import Tokenizer, load_tokenizer
 from needlec.util import canonical
 from needlec.util.atomic import atomic_directory, check_target, inside, is_needlec_dataset
 from needlec.util.canonical import sha256_json
-from needlec.util.stem import stem
 from needlec.util.sums import every_file, write_sums
 from needlec.version import __version__
 
@@ -321,11 +320,10 @@ def _worker_signals() -> None:
 
 
 def _warm(plan: Plan, work: list[Work], pending: list[Block]) -> None:
-    """Load in the parent, once, what item building loads on first use (NLTK's stemmer, a
-    kind's word lists, memo tables), so that forked workers inherit it instead of each paying
-    for it again: NLTK alone takes about two CPU-seconds to import. One item per config is built
-    and thrown away; items are pure functions of their keys, so nothing else changes."""
-    stem("warming")
+    """Load in the parent, once, what item building loads on first use (a kind's word lists, a
+    view's boundary lists and word index, memo tables), so that forked workers inherit it instead
+    of each paying for it again. One item per config is built and thrown away; items are pure
+    functions of their keys, so nothing else changes."""
     seen: set[str] = set()
     for block in pending:
         config, key, view, kind, _ = work[block.start]
