@@ -29,6 +29,9 @@ EDGE_ATTEMPTS = 64
 length; with sentences of about 25 tokens about one start in 25 gives it. Otherwise (and always in a
 haystack that repeats a few sentences, whose starts have few phases) the closest window is made up to the
 length with line breaks between its last sentences (`_fill_with_breaks`)."""
+DEEP_DEPTH = 90.0
+"""From this target depth on, the deepest needle may also end a whole-sentence window (no sentence after
+it), which a short context with long sentences needs to reach depths near 100."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -470,7 +473,8 @@ def _place_on_boundaries(
     For each candidate start (the drawn one, then the following boundaries) the needles are placed as
     usual and the largest boundary end whose count does not exceed the target is found by bisection
     over the boundary list (the count grows with the end); a start whose count there is exactly the
-    target is taken. Needles at depth 100 keep the token path (the context ends with them).
+    target is taken. Needles at depth 100 keep the token path (the context ends with them); a deepest
+    needle from `DEEP_DEPTH` on may also end the window itself.
     """
     if any(d >= 100.0 for d in depths):
         return None
@@ -503,6 +507,18 @@ def _place_on_boundaries(
         positions = _snap_all([aims[i] for i in range(len(needles))], order, index, bounds, begin, hi, always=begin)
         inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
         last = inserts[-1].pos if inserts else begin
+        if inserts and depths[order[-1]] >= DEEP_DEPTH:
+            # a needle this deep may end the context itself (no sentence after it, as at depth 100): the
+            # boundary it goes to is the one that makes the count exact
+            placed = _end_with_deepest(
+                counter, bounds, begin, positions, needles, order, joiner, target, prefix, suffix, k_end
+            )
+            if placed is not None:
+                error = _depth_error(placed, depths, needle_tokens, targets)
+                if tolerance is None or error <= tolerance:
+                    return placed
+                if closest is None or error < closest[0]:
+                    closest = (error, placed)
         lo_j = bisect.bisect_right(bounds, last + 1)
         hi_j = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
         if lo_j > hi_j:
@@ -537,6 +553,52 @@ def _place_on_boundaries(
     if best is None:
         return None
     return _fill_with_breaks(index, counter, best, bounds, needles, order, target, prefix, suffix)
+
+
+def _end_with_deepest(
+    counter: Counter,
+    bounds: list[int],
+    begin: int,
+    positions: dict[int, int],
+    needles: list[str],
+    order: list[int],
+    joiner: str,
+    target: int,
+    prefix: str,
+    suffix: str,
+    k_end: int,
+) -> Placement | None:
+    """The window that ends with its deepest needle, put at the boundary that makes the count exact (the
+    count grows with that boundary, so it is found by bisection); None when no boundary does."""
+    index = counter.index
+    deepest = order[-1]
+    floor = max([positions[i] for i in order[:-1]], default=begin)
+    lo = bisect.bisect_right(bounds, floor)
+    hi = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
+    if lo > hi:
+        return None
+
+    def layout(j: int) -> tuple[int, list[Insert]]:
+        placed = {**positions, deepest: bounds[j]}
+        return bounds[j], _inserts(placed, needles, order, joiner, last_without_joiner=True)
+
+    def count(j: int) -> int:
+        end, inserts = layout(j)
+        return counter.count(begin, end, inserts, prefix, suffix)
+
+    if count(lo) > target:
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(mid) <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    if count(lo) != target:
+        return None
+    end, inserts = layout(lo)
+    context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
+    return _measure(counter, index.text, begin, end, inserts, needles, order, target, context_tokens)
 
 
 def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int], targets: int) -> float:
