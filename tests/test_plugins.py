@@ -1,7 +1,8 @@
 """A real third-party plugin (tests/fixture_plugin, installed with pip) through the CLI and the API.
 
-The plugin adds a haystack source (`tide_log`), a needle kind (`locker_code`) and a metric
-(`exact_token`) through entry points, plus a source entry point whose import fails
+The plugin adds a haystack source (`tide_log`), a needle kind (`locker_code`), a metric
+(`exact_token`) and a builder (`tide_rows`) whose items use the plugin's own layout (`mirror`)
+through entry points, plus a source entry point whose import fails
 (`broken_pages`). Registries are process-wide and the rest of the suite runs with discovery off,
 so every check here runs in a fresh subprocess with `NEEDLEC_PLUGINS=1`.
 """
@@ -153,3 +154,25 @@ def test_discovery_can_be_turned_off(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "unknown type 'tide_log'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_plugin_layout_is_chosen_by_its_builder(tmp_path: Path) -> None:
+    """`tide_rows` names the plugin's `mirror` layout, which puts each needle at 100 minus its depth."""
+    spec = write_spec(tmp_path)
+    spec.write_text(
+        spec.read_text(encoding="utf-8").replace(
+            "      entries: 300\n", "      entries: 300\n  builder: {type: tide_rows}\n"
+        ),
+        encoding="utf-8",
+    )
+    result = run([sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(tmp_path / "out"), "-q"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    items = read_items(tmp_path / "out")
+    assert len(items) == 2 * 3 * 2
+    for item in items:
+        grid = float(item["depth_percent"])  # type: ignore[arg-type]
+        needle = item["needles"][0]  # type: ignore[index]
+        assert item["structure"] == {"mirror": {"depths": [100.0 - grid]}}
+        assert needle["target_depth_percent"] == 100.0 - grid
+        assert abs(needle["depth_percent"] - (100.0 - grid)) <= 5.0  # the spec's default tolerance
+        assert item["context_tokens"] == item["context_length"]
