@@ -24,9 +24,10 @@ CUT_ATTEMPTS = 16
 """Window starts (or, with needles at depth 100, ends) tried, boundary after boundary, when no cut of the other
 end gives the exact count: in CJK text a character can be several tokens, so the count can step over the target."""
 MAX_STEPS = 12
-EDGE_ATTEMPTS = 64
+EDGE_ATTEMPTS = 24
 """Window starts (boundaries from the drawn one on) tried for a window of whole sentences with exactly the
-length; with sentences of about 25 tokens about one start in 25 gives it. Otherwise (and always in a
+length; with sentences of about 25 tokens about one start in 25 gives it, so about a third of windows
+find one. Otherwise (and always in a
 haystack that repeats a few sentences, whose starts have few phases) the closest window is made up to the
 length with line breaks between its last sentences (`_fill_with_breaks`)."""
 DEEP_DEPTH = 90.0
@@ -524,8 +525,7 @@ def _place_on_boundaries(
         if lo_j > hi_j:
             continue
 
-        def count_at(j: int, begin: int = begin, inserts: list[Insert] = inserts) -> int:
-            return counter.count(begin, _text_end(text, bounds[j], begin), inserts, prefix, suffix)
+        count_at = _end_counter(counter, begin, inserts, bounds, prefix, suffix)
 
         if count_at(lo_j) > target:
             continue
@@ -553,6 +553,34 @@ def _place_on_boundaries(
     if best is None:
         return None
     return _fill_with_breaks(index, counter, best, bounds, needles, order, target, prefix, suffix)
+
+
+def _end_counter(
+    counter: Counter, begin: int, inserts: list[Insert], bounds: list[int], prefix: str, suffix: str
+) -> Callable[[int], int]:
+    """count(j): the count of the window from `begin` to the text end before boundary j, with the inserts.
+
+    The part up to a safe point past the last insert's seam window is counted once; each end then
+    costs only the stretch from that point (index arithmetic and its edge window), which the counter's
+    split at safe points makes exact. Ends before that point are counted whole.
+    """
+    index = counter.index
+    text = index.text
+    anchor: int | None = None
+    if index.local:
+        last = inserts[-1].pos if inserts else begin
+        j = index.safe_at_or_after(last + 1)
+        if j is not None and j + 1 < len(index.safe):
+            anchor = index.safe[j + 1]
+    base = counter.count(begin, anchor, inserts, prefix, "") if anchor is not None else 0
+
+    def count(j: int) -> int:
+        end = _text_end(text, bounds[j], begin)
+        if anchor is None or end <= anchor + 2:
+            return counter.count(begin, end, inserts, prefix, suffix)
+        return base + counter.count(anchor, end, [], "", suffix)
+
+    return count
 
 
 def _end_with_deepest(

@@ -36,7 +36,9 @@ class WindowLayout:
             tolerance=settings.depth_tolerance,
             targets=request.targets,
         )
-        return Placed(placement)
+        # inserts beyond the needles are the line breaks that made a whole-sentence window exact
+        breaks = len(placement.inserts) - len(request.needles)
+        return Placed(placement, {"window": {"line_breaks": breaks}} if breaks else {})
 
 
 LAYOUTS.register("window", LayoutSettings)(WindowLayout)
