@@ -25,10 +25,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 from needlec.compile.items import build_item
 from needlec.compile.pipeline import Prepared, default_cache_dir, prepare_work
 from needlec.compile.plan import load_plan
+from needlec.kinds.ruler.kind import TaskName
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,26 +46,7 @@ class Row:
 
 ROWS = [
     Row("niah (Kamradt)", "specs/niah.yaml", "single"),
-    *(
-        Row(f"ruler {task}", "specs/ruler.yaml", task)
-        for task in (
-            "niah_single_1",
-            "niah_single_2",
-            "niah_single_3",
-            "niah_multikey_1",
-            "niah_multikey_2",
-            "niah_multikey_3",
-            "niah_multivalue",
-            "niah_multiquery",
-            "vt",
-            "cwe",
-            "fwe",
-            "qa_1",
-            "qa_2",
-            "passkey",
-            "rag_chunk",
-        )
-    ),
+    *(Row(f"ruler {task}", "specs/ruler.yaml", task) for task in get_args(TaskName)),
     Row("needlebench s-rt en", "specs/needlebench/needlebench-4k.yaml", "s-rt-en-after"),
     Row("needlebench s-rt zh", "specs/needlebench/needlebench-4k.yaml", "s-rt-zh-after"),
     Row("needlebench m-rt en", "specs/needlebench/needlebench-4k.yaml", "m-rt-en-after"),

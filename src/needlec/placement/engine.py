@@ -119,7 +119,9 @@ class Counter:
         i = bisect.bisect_left(self.index.safe, pos)
         return self.index.safe_tok[i]
 
-    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[tuple[int, int]]:
+    def _bounds(self, start: int, end: int) -> tuple[Callable[[int], int], Callable[[int], int]]:
+        """The nearest safe point at or after x (else `end`) and at or before x (else `start`), within the
+        window [start, end): the edges of a seam window around position x."""
         idx = self.index
         safe = idx.safe
 
@@ -130,6 +132,11 @@ class Counter:
         def left(x: int) -> int:
             i = idx.safe_at_or_before(x)
             return safe[i] if i is not None and safe[i] > start else start
+
+        return right, left
+
+    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[tuple[int, int]]:
+        right, left = self._bounds(start, end)
 
         spans = [(start, right(start + 1))]
         spans.extend((left(ins.pos - 2), right(ins.pos + 1)) for ins in inserts)
@@ -168,16 +175,7 @@ class Counter:
         if not self.index.local:
             context = assemble(text, start, end, inserts)
             return self.tokenizer.count(prefix + context + suffix) - self.tokenizer.count(context)
-        idx = self.index
-        safe = idx.safe
-
-        def right(x: int) -> int:
-            j = idx.safe_at_or_after(x)
-            return safe[j] if j is not None and safe[j] < end else end
-
-        def left(x: int) -> int:
-            i = idx.safe_at_or_before(x)
-            return safe[i] if i is not None and safe[i] > start else start
+        right, left = self._bounds(start, end)
 
         head_end = right(start + 1)
         for ins in inserts:
