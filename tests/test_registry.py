@@ -87,6 +87,7 @@ def test_every_component_kind_has_a_registry_and_entry_point_group() -> None:
             "needles",
             "tokenizers",
             "metrics",
+            "layouts",
             "reports",
             "exporters",
             "languages",
