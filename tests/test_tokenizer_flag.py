@@ -20,7 +20,7 @@ import yaml
 from conftest import ROOT, SPECS
 from tokenizers import Tokenizer as RawTokenizer
 
-from needlec.errors import ContractError, SpecError, TokenizerError
+from needlec.errors import NeedlecError, SpecError, TokenizerError
 from needlec.tokenizer import HFTokenizer, slug_label, tokenizer_argument
 
 NEEDLEC = str(Path(sys.executable).with_name("needlec"))
@@ -285,7 +285,8 @@ def test_a_template_that_drops_the_message_is_refused(model_dir: Path, tmp_path:
     (folder / "tokenizer.json").write_bytes((model_dir / "tokenizer.json").read_bytes())
     lossy = "{% for message in messages %}{{ message['role'] }}{% endfor %}"
     (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": lossy}), encoding="utf-8")
-    with pytest.raises(ContractError, match="does not pass the user message through verbatim"):
+    # the failing cells are named together (the compile keeps the shards of the others)
+    with pytest.raises(NeedlecError, match="does not pass the user message through verbatim"):
         needlec.compile(_spec(tmp_path), tmp_path / "out", tokenizers=[str(folder)])
 
 

@@ -241,10 +241,11 @@ class HFTokenizer(Tokenizer):
         import numpy as np
 
         encoding = self._tok.encode(text, add_special_tokens=False)
-        words = encoding.word_ids
+        words = encoding.word_ids  # a new list at each read, like `offsets`
         if not words or all(w == words[0] for w in words):
             return None  # no pre-tokenizer: the whole text is one piece
-        starts = [encoding.offsets[i][0] for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
+        offsets = encoding.offsets  # built anew by every attribute read: read once
+        starts = [offsets[i][0] for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
         return np.asarray(starts, dtype=np.int64)
 
     def count(self, text: str) -> int:

@@ -355,10 +355,10 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
                 "Add `{{ question }}` to prompt.user (or prompt.system).",
             )
         )
-    # needles that scale with the context (RULER's frequent words) are measured at the shortest length
-    shortest = min(spec.grid.length_points())
-    sized = kind.draw_at(kind.cases()[0], random.Random(0), shortest)
-    problems.extend(_length_problems(spec, sized, doc, path))
+    # needles that scale with the context (RULER's frequent words) size themselves from the length,
+    # and the kind reports a length it cannot fill when it draws
+    if not kind.scales_with_length():
+        problems.extend(_length_problems(spec, draw, doc, path))
     hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
     user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
     if hits != [len(messages) - 1] or user_hits != 1:

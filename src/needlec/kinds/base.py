@@ -132,6 +132,11 @@ class NeedleKind(Protocol):
         applies, no headline rule). The value has the shape of the spec's `reports:` mapping."""
         ...
 
+    def scales_with_length(self) -> bool:
+        """Whether the needles grow with the item's length (`draw_at`), so that `validate` cannot size
+        them from one draw; such a kind reports a length it cannot fill when it draws."""
+        ...
+
     def layout(self) -> tuple[str, str] | None:
         """The layout this kind's draws need (`placement/layouts`), with the builder that provides it, or
         None when any layout will do (e.g. RULER's QA documents need `documents` from `ruler_documents`)."""
@@ -176,6 +181,9 @@ class NeedleKindBase:
 
     def layout(self) -> tuple[str, str] | None:
         return None
+
+    def scales_with_length(self) -> bool:
+        return False
 
 
 def needle_kind(config: Any) -> NeedleKind:

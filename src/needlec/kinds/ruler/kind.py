@@ -232,6 +232,10 @@ class RulerKind(NeedleKindBase):
     def cases(self) -> list[str]:
         return [self.config.task]
 
+    def scales_with_length(self) -> bool:
+        """FWE's Zipf stream grows with the length (unless `fwe_counts` fixes it)."""
+        return self.task.category == "fwe" and self.config.fwe_counts is None
+
     def layout(self) -> tuple[str, str] | None:
         """QA and RAG-chunk draws are gold documents: they need numbered whole documents."""
         return ("documents", "ruler_documents") if self.task.category == "qa" else None
