@@ -358,7 +358,7 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     # needles that scale with the context (RULER's frequent words) size themselves from the length,
     # and the kind reports a length it cannot fill when it draws
     if not kind.scales_with_length():
-        problems.extend(_length_problems(spec, draw, doc, path))
+        problems.extend(_length_problems(spec, draw, doc, path) or _depth_problems(spec, draw, doc, path))
     hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
     user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
     if hits != [len(messages) - 1] or user_hits != 1:
@@ -456,6 +456,51 @@ def _length_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[P
                     "Raise the grid's lengths or use shorter needles.",
                 )
             ]
+    return []
+
+
+def _depth_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[Problem]:
+    """Needle depths that no placement can reach within the tolerance at the shortest length.
+
+    Needles sit in depth order, so a needle starts no earlier than the tokens of the needles before it:
+    at depth d of a context of L tokens, the needles ahead must take at most (d + tolerance) percent of L.
+    This is a necessary condition checked for every grid depth before anything is built; where the
+    haystack's sentences are too long for a depth the compile still finds it, names the cell and keeps
+    every finished shard.
+    """
+    from needlec.tokenizer import load_tokenizer
+
+    multi = spec.placement.multi
+    if spec.length.counted == "needles" or isinstance(multi, RandomDepths) or len(draw.needles) < 2:
+        return []
+    shortest = min(spec.grid.length_points()) - spec.length.buffer
+    joiner = spec.placement.joiner_text()
+    plan = ConfigPlan(name="", axes=(), spec=spec)
+    where = _first_present(doc, [("placement", "multi"), ("placement", "depth_tolerance"), ("grid", "lengths")])
+    for config in spec.tokenizers:
+        try:
+            tokenizer = load_tokenizer(config, path.resolve().parent)
+        except NeedlecError:
+            continue  # a tokenizer that cannot be loaded is reported when it is used
+        tokens = [tokenizer.count(n + joiner) for n in draw.needles]
+        for depth in plan.depth_points():
+            depths = plan.needle_depths(depth, len(tokens))
+            ahead = 0
+            for i in sorted(range(len(tokens)), key=lambda k: (depths[k], k)):
+                earliest = 100.0 * ahead / shortest
+                if earliest > depths[i] + spec.placement.depth_tolerance:
+                    return [
+                        Problem(
+                            f"at {shortest:,} tokens the needles cannot reach their depths: the needles before "
+                            f"the one at {depths[i]:g}% take {ahead:,} {config.label} tokens, "
+                            f"{earliest:.1f}% of the context (tolerance {spec.placement.depth_tolerance:g})",
+                            doc.locate(where, prefer_key=True),
+                            dotted(where),
+                            "Raise the grid's shortest length, use fewer or shorter needles, space their "
+                            "depths further apart or raise placement.depth_tolerance.",
+                        )
+                    ]
+                ahead += tokens[i]
     return []
 
 

@@ -33,6 +33,8 @@ length with line breaks between its last sentences (`_fill_with_breaks`)."""
 DEEP_DEPTH = 90.0
 """From this target depth on, the deepest needle may also end a whole-sentence window (no sentence after
 it), which a short context with long sentences needs to reach depths near 100."""
+FILL_ATTEMPTS = 16
+"""Short windows made up with line breaks, at most, in the search for one within the depth tolerance."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -44,6 +46,18 @@ class Insert:
 
     pos: int
     text: str
+
+
+@dataclass(frozen=True)
+class _Short:
+    """A whole-sentence window `gap` tokens short of its target: haystack `begin` to `end` with the needle
+    inserts, `end` being boundary `j` (or the text end before it)."""
+
+    gap: int
+    begin: int
+    end: int
+    inserts: list[Insert]
+    j: int
 
 
 @dataclass(frozen=True)
@@ -472,11 +486,17 @@ def _place_on_boundaries(
     For each candidate start (the drawn one, then the following boundaries) the needles are placed as
     usual and the largest boundary end whose count does not exceed the target is found by bisection
     over the boundary list (the count grows with the end); a start whose count there is exactly the
-    target is taken. Needles at depth 100 keep the token path (the context ends with them); a deepest
-    needle from `DEEP_DEPTH` on may also end the window itself.
+    target is taken. A deepest needle from `DEEP_DEPTH` on may also end the window itself, and one at
+    depth 100 always does.
+
+    A start whose count falls short is a `_Short` window, which line breaks can make exact
+    (`_fill_with_breaks`). After `EDGE_ATTEMPTS` starts without an exact window within the depth
+    tolerance, the short windows are filled, smallest shortfall first, and the first within the tolerance
+    is taken; failing that, the search goes on (up to `DEPTH_ATTEMPTS` starts) for an exact window within
+    it, filling on the way the short windows that look within it, and ends with the window (exact or
+    filled) closest to the depths. Long sentences and several needles in a short context (NeedleBench's
+    Chinese M-RS at 1,000 tokens) need this: few starts are exact, fewer within the tolerance.
     """
-    if any(d >= 100.0 for d in depths):
-        return None
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
@@ -484,15 +504,55 @@ def _place_on_boundaries(
     frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
-    if hay_tokens < 2 * MARGIN_TOKENS:
+    if hay_tokens < 2 * MARGIN_TOKENS or not needles:
         return None
     order = sorted(range(len(needles)), key=lambda i: (depths[i], i))
+    at_end = depths[order[-1]] >= 100.0  # the deepest needle ends the context
     after = bisect.bisect_right(bounds, start)
-    best: tuple[int, int, list[Insert], int] | None = None  # (gap, start, inserts, end boundary index)
-    closest: tuple[float, Placement] | None = None  # an exact window beyond the depth tolerance, least so
+    shorts: list[_Short] = []  # windows short of the target, in the order found: ends at a sentence, then deepest
+    deep_shorts: list[_Short] = []
+    closest: tuple[float, Placement] | None = None  # the window closest to the depths, beyond the tolerance
+    within: Placement | None = None  # a filled window within the tolerance (an exact one is returned at once)
+    fills = 0
+
+    def judge(placed: Placement) -> bool:
+        """Whether `placed` is within the tolerance; else keep it if it is the closest so far."""
+        nonlocal closest
+        error = _depth_error(placed, depths, needle_tokens, targets)
+        if tolerance is None or error <= tolerance:
+            return True
+        if closest is None or error < closest[0]:
+            closest = (error, placed)
+        return False
+
+    def fill(short: _Short) -> Placement | None:
+        nonlocal fills, within
+        fills += 1
+        placed = _fill_with_breaks(index, counter, short, bounds, needles, order, target, prefix, suffix)
+        if placed is not None and judge(placed):
+            within = placed
+        return placed
+
+    def looks_within(short: _Short) -> bool:
+        """Whether the short window's needles are within the tolerance widened by what filling moves them."""
+        if tolerance is None:
+            return True
+        got = counter.count(short.begin, short.end, short.inserts)
+        placed = _measure(counter, text, short.begin, short.end, short.inserts, needles, order, got, got)
+        return _depth_error(placed, depths, needle_tokens, targets) <= tolerance + 100.0 * short.gap / target
+
     for attempt, begin in enumerate([start, *bounds[after : after + DEPTH_ATTEMPTS - 1]]):
-        if attempt >= EDGE_ATTEMPTS and closest is None:
-            break  # no exact window so far: make the closest one up to the length instead
+        if attempt == EDGE_ATTEMPTS:
+            if closest is None and tolerance is None:
+                break  # no exact window so far: make the closest one up to the length instead
+            for short in sorted(shorts, key=lambda s: s.gap) + sorted(deep_shorts, key=lambda s: s.gap):
+                if fills >= FILL_ATTEMPTS:
+                    break
+                fill(short)
+                if within is not None:
+                    break
+            if within is not None and closest is None:
+                return within
         t_first = index.token_at(begin)
         k_end = t_first + hay_tokens
         if k_end + 4 * MARGIN_TOKENS >= index.n_tokens:
@@ -506,50 +566,52 @@ def _place_on_boundaries(
         positions = _snap_all([aims[i] for i in range(len(needles))], order, index, bounds, begin, hi, always=begin)
         inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
         last = inserts[-1].pos if inserts else begin
-        if inserts and depths[order[-1]] >= DEEP_DEPTH:
+        found: list[_Short] = []
+        if depths[order[-1]] >= DEEP_DEPTH:
             # a needle this deep may end the context itself (no sentence after it, as at depth 100): the
             # boundary it goes to is the one that makes the count exact
-            placed = _end_with_deepest(
-                counter, bounds, begin, positions, needles, order, joiner, target, prefix, suffix, k_end
+            deep = _end_with_deepest(
+                counter, bounds, begin, positions, needles, order, joiner, target, prefix, suffix, k_end, depths
             )
-            if placed is not None:
-                error = _depth_error(placed, depths, needle_tokens, targets)
-                if tolerance is None or error <= tolerance:
-                    return placed
-                if closest is None or error < closest[0]:
-                    closest = (error, placed)
+            if isinstance(deep, Placement):
+                if judge(deep):
+                    return deep
+            elif deep is not None:
+                deep_shorts.append(deep)
+                found.append(deep)
         lo_j = bisect.bisect_right(bounds, last + 1)
         hi_j = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
-        if lo_j > hi_j:
-            continue
-
-        count_at = _end_counter(counter, begin, inserts, bounds, prefix, suffix)
-
-        if count_at(lo_j) > target:
-            continue
-        while lo_j < hi_j:  # the largest j whose count is at most the target
-            mid = (lo_j + hi_j + 1) // 2
-            if count_at(mid) <= target:
-                lo_j = mid
-            else:
-                hi_j = mid - 1
-        gap = target - count_at(lo_j)
-        if gap == 0:
-            end = _text_end(text, bounds[lo_j], begin)
-            context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
-            placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
-            error = _depth_error(placed, depths, needle_tokens, targets)
-            if tolerance is None or error <= tolerance:
-                return placed
-            if closest is None or error < closest[0]:
-                closest = (error, placed)
-            continue
-        if best is None or gap < best[0]:
-            best = (gap, begin, inserts, lo_j)
+        if lo_j <= hi_j and not at_end:
+            count_at = _end_counter(counter, begin, inserts, bounds, prefix, suffix)
+            if count_at(lo_j) <= target:
+                while lo_j < hi_j:  # the largest j whose count is at most the target
+                    mid = (lo_j + hi_j + 1) // 2
+                    if count_at(mid) <= target:
+                        lo_j = mid
+                    else:
+                        hi_j = mid - 1
+                gap = target - count_at(lo_j)
+                end = _text_end(text, bounds[lo_j], begin)
+                if gap == 0:
+                    context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
+                    placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
+                    if judge(placed):
+                        return placed
+                else:
+                    short = _Short(gap, begin, end, inserts, lo_j)
+                    shorts.append(short)
+                    found.append(short)
+        if attempt >= EDGE_ATTEMPTS and within is None:
+            for short in found:  # past the first starts: fill a short window whose needles look within the tolerance
+                if fills < FILL_ATTEMPTS and looks_within(short):
+                    fill(short)
+    if within is not None:
+        return within
     if closest is not None:
         return closest[1]
-    if best is None:
+    if not shorts and not deep_shorts:
         return None
+    best = min(shorts or deep_shorts, key=lambda s: s.gap)
     return _fill_with_breaks(index, counter, best, bounds, needles, order, target, prefix, suffix)
 
 
@@ -593,19 +655,22 @@ def _end_with_deepest(
     prefix: str,
     suffix: str,
     k_end: int,
-) -> Placement | None:
-    """The window that ends with its deepest needle, put at the boundary that makes the count exact (the
-    count grows with that boundary, so it is found by bisection); None when no boundary does."""
+    depths: list[float],
+) -> Placement | _Short | None:
+    """The window that ends with its deepest needle (with every needle at depth 100, when there are any),
+    put at the boundary that makes the count exact (the count grows with that boundary, so it is found by
+    bisection); the window short of the target closest to it when no boundary does, and None when every
+    boundary's count is above it."""
     index = counter.index
-    deepest = order[-1]
-    floor = max([positions[i] for i in order[:-1]], default=begin)
+    last = [i for i in order if depths[i] >= 100.0] or order[-1:]  # the needles that end the context
+    floor = max([positions[i] for i in order if i not in last], default=begin)
     lo = bisect.bisect_right(bounds, floor)
     hi = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
     if lo > hi:
         return None
 
     def layout(j: int) -> tuple[int, list[Insert]]:
-        placed = {**positions, deepest: bounds[j]}
+        placed = {**positions, **{i: bounds[j] for i in last}}
         return bounds[j], _inserts(placed, needles, order, joiner, last_without_joiner=True)
 
     def count(j: int) -> int:
@@ -620,9 +685,10 @@ def _end_with_deepest(
             lo = mid
         else:
             hi = mid - 1
-    if count(lo) != target:
-        return None
+    got = count(lo)
     end, inserts = layout(lo)
+    if got != target:
+        return _Short(target - got, begin, end, inserts, lo)
     context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
     return _measure(counter, index.text, begin, end, inserts, needles, order, target, context_tokens)
 
@@ -640,14 +706,16 @@ def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int
     return worst
 
 
-BREAK = "\n"
-"""What a window whose whole sentences fall short of the length gets between sentences: a line break."""
+BREAKS = ("\n", "\n\u3000\u3000", "\n\u3000")
+"""What a window whose whole sentences fall short of the length gets between sentences: a line break, or
+where that adds no token (after a CJK full stop, which tokenizers merge with it) a line break and the two
+ideographic spaces that indent a Chinese or Japanese paragraph (one space where two would overshoot)."""
 
 
 def _fill_with_breaks(
     index: HaystackIndex,
     counter: Counter,
-    best: tuple[int, int, list[Insert], int],
+    short: _Short,
     bounds: list[int],
     needles: list[str],
     order: list[int],
@@ -655,32 +723,35 @@ def _fill_with_breaks(
     prefix: str,
     suffix: str,
 ) -> Placement | None:
-    """Make up a window's shortfall with line breaks between its last sentences (each adds a token where the
-    tokenizer does not merge a space and a line break with the next word), counted exactly; None when the
-    shortfall cannot be made up that way."""
-    gap, begin, inserts, j = best
+    """Make up a window's shortfall with breaks (`BREAKS`) between its last sentences, counted exactly: each
+    break taken adds at least one token; None when the shortfall cannot be made up that way."""
+    gap, begin, end, inserts = short.gap, short.begin, short.end, short.inserts
     text = index.text
-    end = _text_end(text, bounds[j], begin)
     taken = {ins.pos for ins in inserts}
-    spots = [q for q in reversed(bounds[:j]) if begin < q < end and q not in taken][: 4 * gap + 8]
-    chosen: list[int] = []
+    inside = [q for q in reversed(bounds[: short.j]) if begin < q < end]
+    # boundaries without a needle first; a break at a needle's boundary goes after the needle
+    spots = ([q for q in inside if q not in taken] + [q for q in inside if q in taken])[: 4 * gap + 8]
+    chosen: dict[int, str] = {}
     total = target - gap
+
+    def merged_with(breaks: dict[int, str]) -> list[Insert]:
+        # a break at a needle's position goes after it (the sort keeps list order within a position)
+        return sorted([*inserts, *(Insert(q, t) for q, t in sorted(breaks.items()))], key=lambda ins: ins.pos)
+
     for q in spots:
         if total == target:
             break
-        trial = sorted([*chosen, q])
-        merged = sorted([*inserts, *(Insert(p, BREAK) for p in trial)], key=lambda ins: ins.pos)
-        got = counter.count(begin, end, merged, prefix, suffix)
-        if got <= target:
-            chosen, total = trial, got
+        for piece in BREAKS:
+            got = counter.count(begin, end, merged_with({**chosen, q: piece}), prefix, suffix)
+            if total < got <= target:
+                chosen[q], total = piece, got
+                break
     if total != target:
         return None
-    # breaks go before the needles at the same position (none share one: `taken` excludes them)
-    merged = sorted([*inserts, *(Insert(p, BREAK) for p in chosen)], key=lambda ins: ins.pos)
+    merged = merged_with(chosen)
     context_tokens = target if not (prefix or suffix) else counter.count(begin, end, merged)
-    keep = [i for i, ins in enumerate(merged) if ins.text != BREAK or ins.pos not in chosen]
-    placed = _measure(counter, text, begin, end, merged, needles, order, target, context_tokens, keep)
-    return placed
+    keep = [i for i, ins in enumerate(merged) if chosen.get(ins.pos) != ins.text]
+    return _measure(counter, text, begin, end, merged, needles, order, target, context_tokens, keep)
 
 
 def _anchor_start(
