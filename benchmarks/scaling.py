@@ -3,10 +3,10 @@
 Each run is a fresh `needlec compile` process (so start-up, haystack preparation and workers all
 count), timed from outside: wall time by the clock, CPU time as the children's user + system
 time (the compile and its workers). Every output is compared byte for byte with the `--jobs 1`
-one. The default workload is RULER at 32K: three tasks x 70 repeats = 210 items, whose items cost
-tens of milliseconds each, so item building dominates; `--spec` and `--select` pick another.
+one. The default workload is RULER at 32K: three tasks x 200 repeats = 600 items, whose items cost
+about ten milliseconds each, so item building dominates; `--spec` and `--select` pick another.
 
-    python benchmarks/scaling.py [--jobs 1,2,0] [--slices 2] [--runs 1] [--spec SPEC --select K=V ...]
+    python benchmarks/scaling.py [--jobs 1,2,0] [--slices 2] [--runs 1] [--ray] [--spec SPEC --select K=V ...]
 
 `0` in `--jobs` means every available core. Figures depend on the machine and its load; they are
 printed, never asserted.
@@ -30,7 +30,7 @@ DEFAULT_SPEC = ROOT / "specs" / "ruler.yaml"
 DEFAULT_SELECT = [
     "length=32768",
     "config=niah_single_1,vt,cwe",
-    "repeat=" + ",".join(str(r) for r in range(70)),
+    "repeat=0-199",
 ]
 # `--workload niah`: one needle in prose at 32K, 21 depths x 5 repeats x 2 tokenizers = 210 items
 # whose items take about a millisecond each, so haystack preparation dominates
@@ -71,6 +71,13 @@ def run(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def fresh(out: Path) -> None:
+    """Remove an output and what a compile keeps beside it (its shard store, a Ray run's slices), so that
+    every run builds everything."""
+    for path in (out, out.parent / f".{out.name}.shards", out.parent / f".{out.name}.ray"):
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def tree(folder: Path) -> dict[str, bytes]:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
@@ -78,10 +85,13 @@ def tree(folder: Path) -> dict[str, bytes]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spec", default=str(DEFAULT_SPEC), help="spec to compile (default: specs/ruler.yaml)")
-    parser.add_argument("--workload", choices=["ruler", "niah"], default="ruler", help="built-in workload (210 items)")
-    parser.add_argument("--select", action="append", help="as compile --select (default: RULER, 210 items at 32K)")
+    parser.add_argument(
+        "--workload", choices=["ruler", "niah"], default="ruler", help="built-in workload (ruler: 600 items, niah: 210)"
+    )
+    parser.add_argument("--select", action="append", help="as compile --select (default: RULER, 600 items at 32K)")
     parser.add_argument("--jobs", default="1,2,0", help="worker counts to compare; 0 = all cores (default 1,2,0)")
     parser.add_argument("--slices", type=int, default=2, help="slices for the shard/merge run (default 2)")
+    parser.add_argument("--ray", action="store_true", help="also run --executor ray on a local instance (all cores)")
     parser.add_argument("--runs", type=int, default=1, help="runs per setting; the median is printed (default 1)")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -113,7 +123,7 @@ def main() -> None:
             out = root / f"jobs{j}"
             times = []
             for _ in range(args.runs):
-                shutil.rmtree(out, ignore_errors=True)
+                fresh(out)
                 times.append(run(["compile", args.spec, "-o", str(out), "-q", "-j", str(j), *select], env))
             report(f"--jobs {j}", times, out)
         n = args.slices
@@ -122,19 +132,31 @@ def main() -> None:
             walls, cpus = [], []
             for i in range(1, n + 1):
                 slice_dir = root / f"slice{i}"
-                shutil.rmtree(slice_dir, ignore_errors=True)
+                fresh(slice_dir)
                 w, c = run(
                     ["compile", args.spec, "--shard", f"{i}/{n}", "-o", str(slice_dir), "-q", "-j", "1", *select], env
                 )
                 walls.append(w)
                 cpus.append(c)
             merged = root / "merged"
-            shutil.rmtree(merged, ignore_errors=True)
+            fresh(merged)
             w, c = run(["merge", "-o", str(merged), "-q", *[str(root / f"slice{i}") for i in range(1, n + 1)]], env)
             print(f"{'':>22} slices (1 job each): wall {', '.join(f'{x:.1f}' for x in walls)} s; merge wall {w:.1f} s")
             # on N machines the slices run side by side: wall = slowest slice + merge
             times.append((max(walls) + w, sum(cpus) + c))
         report(f"{n} slices + merge", times, root / "merged")
+        if args.ray:
+            out = root / "ray"
+            times = []
+            for _ in range(args.runs):
+                fresh(out)
+                times.append(
+                    run(
+                        ["compile", args.spec, "-o", str(out), "-q", "--executor", "ray", "-j", str(cores), *select],
+                        env,
+                    )
+                )
+            report(f"ray, {cores} CPUs", times, out)
 
 
 if __name__ == "__main__":

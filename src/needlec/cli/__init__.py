@@ -85,7 +85,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
             f"into {out}",
             flush=True,
         )
-    result = compile_spec(args.spec, out, options)
+    if args.executor == "ray" and not args.dry_run:
+        from needlec.compile.cluster import compile_on_ray
+
+        if options.shard is not None:
+            raise NeedlecError("--executor ray makes its own slices; leave out --shard")
+        assert out is not None
+        result = compile_on_ray(args.spec, out, options, address=args.ray_address)
+    elif args.ray_address:
+        raise NeedlecError("--ray-address needs --executor ray")
+    else:
+        result = compile_spec(args.spec, out, options)
     if args.dry_run:
         print(
             f"{result.items} items, {result.tokens:,} context tokens, "
@@ -277,6 +287,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="I/N",
         help="build only the I-th of N shares of the work (e.g. 2/8) into a slice folder -o SLICE, on any machine "
         "or scheduler; `needlec merge` joins the N slices into the dataset a single compile writes",
+    )
+    p.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="`local` (default): worker processes on this machine (--jobs); `ray`: the compile's slices as Ray "
+        "tasks (a local Ray instance with --jobs CPUs, or the cluster at --ray-address), merged into the dataset "
+        "a local compile writes; needs `pip install 'needlec[ray]'` and, on a cluster, a file system every node "
+        "shares for the spec, the output's parent folder and the cache",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --executor ray: a running Ray cluster to use (e.g. auto or ray://HOST:10001) instead of a local "
+        "instance",
     )
     p.add_argument(
         "--dry-run",
