@@ -5,13 +5,48 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
-from needlec.errors import OutputError
+from needlec.errors import NeedlecError, OutputError
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from needlec.compile.pipeline import available_cores
+    from needlec.publish.catalogue import ReleaseOptions, release
+    from needlec.site.markdown import human_bytes
+
+    options = ReleaseOptions(
+        pilot=args.pilot,
+        jobs=args.jobs if args.jobs is not None else available_cores(),
+        cache_dir=Path(args.cache_dir) if args.cache_dir else None,
+        online=args.online,
+        progress=not args.quiet,
+    )
+    catalogue = release(args.specs or ["specs"], args.output, options)
+    datasets = catalogue["datasets"]
+    total = sum(int(d["bytes"]) for d in datasets)
+    items = sum(int(d["items"]) for d in datasets)
+    print(f"released {len(datasets)} dataset(s), {items:,} items, {human_bytes(total)} in {args.output}")
+    for d in datasets:
+        print(f"  {d['name']}: {d['items']:,} items, {len(d['configs'])} config(s), content hash {d['content_hash']}")
+    for skipped in catalogue["skipped"]:
+        print(f"  {skipped['name']}: skipped: {skipped['why']}")
+    return 0
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from needlec.publish.release import publish
     from needlec.site.markdown import human_bytes
+
+    if args.catalogue:
+        from needlec.publish.catalogue import publish_catalogue
+
+        published = publish_catalogue(
+            args.dataset, args.to, dry_run=args.dry_run, private=args.private, log=lambda m: print(m, file=sys.stderr)
+        )
+        verb = "would publish" if args.dry_run else "published"
+        print(f"{verb} {len(published['datasets'])} dataset(s) of the catalogue in {args.dataset} to {args.to}")
+        return 0
 
     result = publish(
         args.dataset,
@@ -40,6 +75,18 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_download(args: argparse.Namespace) -> int:
     from needlec.publish.verify import download
 
+    catalogue = args.catalogue or os.environ.get("NEEDLEC_CATALOGUE") or None
+    if catalogue and not Path(args.source).exists() and not args.source.startswith(("hf://", "http")):
+        from needlec.publish.catalogue import download_entry
+
+        if args.revision:
+            raise NeedlecError("--revision applies to a repository, not to a catalogue name")
+        report = download_entry(args.source, args.dir, catalogue, token=os.environ.get("HF_TOKEN") or None)
+        print(
+            f"downloaded {args.source} to {report.folder}: {len(report.checked)} files verified, content hash "
+            f"{report.content_hash} (as the catalogue lists)"
+        )
+        return 0
     report = download(args.source, args.dir, revision=args.revision, token=os.environ.get("HF_TOKEN") or None)
     print(f"downloaded to {report.folder}: {len(report.checked)} files verified, content hash {report.content_hash}")
     return 0
@@ -70,7 +117,9 @@ def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--to PATH writes the release folder there; --to hf://ORG/NAME uploads it to that dataset "
         "repository with the token in $HF_TOKEN.",
     )
-    p.add_argument("dataset", metavar="DIR", help="a folder written by `needlec compile`")
+    p.add_argument(
+        "dataset", metavar="DIR", help="a folder written by `needlec compile` (`needlec release` with --catalogue)"
+    )
     p.add_argument(
         "--to",
         required=True,
@@ -86,7 +135,36 @@ def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "--private", action="store_true", help="create the Hub repository as private (when it does not exist yet)"
     )
     p.add_argument("-m", "--message", metavar="TEXT", help="commit message for the upload")
+    p.add_argument(
+        "--catalogue",
+        action="store_true",
+        help="DIR is a release folder (`needlec release`): publish every dataset in it, to hf://ORG/NAME each "
+        "with the catalogue in hf://ORG/catalogue (give --to hf://ORG), or to the folder --to PATH",
+    )
     p.set_defaults(func=cmd_publish)
+
+    p = sub.add_parser(
+        "release",
+        help="compile many specs into one catalogue folder, verified",
+        description="Compile every spec given (files or folders; default: the specs/ folder here) into DIR/NAME, "
+        "NAME being each spec's `name`, verify each, and describe them in DIR/catalogue.json (name, family, "
+        "paper, configs, splits, items, tokens, bytes, content hash, the licence of each haystack) with "
+        "DIR/SHA256SUMS over every file. With --pilot each dataset is a pilot slice: every config at its "
+        "shortest length and first depth, repeat 0. A release that stops keeps what it finished; run it "
+        "again to build only the rest. Specs whose haystacks must be downloaded are skipped unless --online.",
+    )
+    p.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or folders of specs (default: specs)")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="DIR", help="the release folder (new, or an earlier release)"
+    )
+    p.add_argument("--pilot", action="store_true", help="a pilot slice of each spec instead of the whole benchmark")
+    p.add_argument(
+        "-j", "--jobs", type=int, default=None, metavar="N", help="worker processes per compile (default: every core)"
+    )
+    p.add_argument("--online", action="store_true", help="also build specs whose haystacks are downloaded")
+    p.add_argument("--cache-dir", metavar="DIR", help="download and filter cache (as for compile)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_release)
 
     p = sub.add_parser(
         "download",
@@ -96,9 +174,19 @@ def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         "against its manifest and SHA256SUMS, and move it into DIR only when it is complete and "
         "intact. A private repository needs $HF_TOKEN.",
     )
-    p.add_argument("source", metavar="REPO_OR_URL", help="hf://ORG/NAME, ORG/NAME, a Hub URL or a folder")
+    p.add_argument(
+        "source",
+        metavar="REPO_OR_URL",
+        help="hf://ORG/NAME, ORG/NAME, a Hub URL or a folder; with --catalogue, a catalogue name (NAME[/CONFIG])",
+    )
     p.add_argument("dir", metavar="DIR", help="where the copy goes (replaced atomically)")
     p.add_argument("--revision", metavar="REV", help="a branch, tag or commit of the Hub repository")
+    p.add_argument(
+        "--catalogue",
+        metavar="DIR|hf://ORG",
+        help="find SOURCE by name (NAME or NAME/CONFIG) in this catalogue: a release folder or a Hub organisation "
+        "that published one (default: $NEEDLEC_CATALOGUE); NAME/CONFIG fetches that config's data files only",
+    )
     p.set_defaults(func=cmd_download)
 
     p = sub.add_parser(

@@ -56,9 +56,12 @@ def _inside(folder: Path, relative: str) -> Path | None:
     return folder / pure
 
 
-def verify_dataset(folder: str | Path) -> VerifyReport:
+def verify_dataset(folder: str | Path, configs: set[str] | None = None) -> VerifyReport:
+    """Check `folder` against its manifest and SHA256SUMS; with `configs`, a folder that holds only those
+    configs' data files (a partial download) passes when they are intact."""
     folder = Path(folder)
     report = VerifyReport(folder)
+    absent: set[str] = set()  # data files of configs left out on purpose
     try:
         manifest = read_manifest(folder)
     except ManifestUnreadable as exc:
@@ -79,6 +82,9 @@ def verify_dataset(folder: str | Path) -> VerifyReport:
         for entry in entries:
             relative = str(entry["path"])
             listed.add(relative)
+            if configs is not None and name not in configs:
+                absent.add(relative)
+                continue
             path = _inside(folder, relative)
             if path is None or not path.is_file():
                 report.problems.append(f"{relative}: missing (config {name}, split {entry.get('split')})")
@@ -102,7 +108,7 @@ def verify_dataset(folder: str | Path) -> VerifyReport:
     if sums_path.is_file():
         report.has_sums = True
         sums = read_sums(sums_path)
-        _check_sums(folder, sums, manifest, listed, report)
+        _check_sums(folder, sums, manifest, listed, report, absent)
     covered = listed | set(sums) | {MANIFEST}
     for relative in every_file(folder):
         if relative not in covered:
@@ -111,11 +117,18 @@ def verify_dataset(folder: str | Path) -> VerifyReport:
 
 
 def _check_sums(
-    folder: Path, sums: dict[str, str], manifest: dict[str, Any], listed: set[str], report: VerifyReport
+    folder: Path,
+    sums: dict[str, str],
+    manifest: dict[str, Any],
+    listed: set[str],
+    report: VerifyReport,
+    absent: frozenset[str] | set[str] = frozenset(),
 ) -> None:
     required = set(every_file(folder))
     report.problems += [f"{SUMS}: does not list {relative}" for relative in sorted(required - set(sums))]
     for relative, expected in sums.items():
+        if relative in absent:
+            continue
         path = _inside(folder, relative)
         if path is None or not path.is_file():
             report.problems.append(f"{relative}: listed in {SUMS} but missing")
@@ -147,10 +160,17 @@ def parse_remote(source: str) -> tuple[str, str | None] | None:
     return None
 
 
-def download(source: str, dest: str | Path, revision: str | None = None, token: str | None = None) -> VerifyReport:
+def download(
+    source: str,
+    dest: str | Path,
+    revision: str | None = None,
+    token: str | None = None,
+    configs: set[str] | None = None,
+) -> VerifyReport:
     """Fetch a published dataset (Hub repo or local folder) into `dest`, then verify it.
 
-    The copy lands in `dest` only when it is complete; `dest` is replaced atomically.
+    With `configs`, only those configs' data files come (with the manifest, card and checksums). The
+    copy lands in `dest` only when it is complete; `dest` is replaced atomically.
     """
     dest = Path(dest)
     remote = parse_remote(source)
@@ -160,26 +180,40 @@ def download(source: str, dest: str | Path, revision: str | None = None, token: 
             origin = Path(source.removeprefix("file://"))
             if not (origin / MANIFEST).is_file():
                 raise OutputError(f"{source}: neither a Hub dataset (hf://ORG/NAME) nor a folder with a {MANIFEST}")
-            shutil.copytree(origin, tmp, dirs_exist_ok=True)
+            keep = None if configs is None else {f"data/{c}" for c in configs}
+
+            def ignore(directory: str, names: list[str]) -> list[str]:
+                if keep is None or Path(directory) != origin / "data":
+                    return []
+                return [n for n in names if f"data/{n}" not in keep]
+
+            shutil.copytree(origin, tmp, dirs_exist_ok=True, ignore=ignore)
         else:
             repo, pinned = remote
-            _snapshot(repo, revision or pinned, token, tmp)
-        report = verify_dataset(tmp)
+            _snapshot(repo, revision or pinned, token, tmp, configs)
+        report = verify_dataset(tmp, configs)
         if not report.ok:
             raise OutputError(f"{source}: the downloaded copy fails verification:\n  " + "\n  ".join(report.problems))
     report.folder = dest.resolve()
     return report
 
 
-def _snapshot(repo: str, revision: str | None, token: str | None, into: Path) -> None:
+def _snapshot(repo: str, revision: str | None, token: str | None, into: Path, configs: set[str] | None = None) -> None:
     try:
         from huggingface_hub import snapshot_download
     except ImportError as exc:  # pragma: no cover - a dependency of `datasets`
         raise NeedlecError("downloading from the Hub needs the `huggingface_hub` package") from exc
     with tempfile.TemporaryDirectory(prefix="needlec-hub-") as cache:
         try:
+            patterns = None if configs is None else ["*.json", "*.md", SUMS, *(f"data/{c}/*" for c in sorted(configs))]
             snapshot_download(
-                repo_id=repo, repo_type="dataset", revision=revision, token=token, local_dir=str(into), cache_dir=cache
+                repo_id=repo,
+                repo_type="dataset",
+                revision=revision,
+                token=token,
+                local_dir=str(into),
+                cache_dir=cache,
+                allow_patterns=patterns,
             )
         except Exception as exc:
             raise NeedlecError(f"hf://{repo}: download failed: {type(exc).__name__}: {exc}") from None

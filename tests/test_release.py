@@ -1,0 +1,162 @@
+"""`needlec release`: a catalogue folder of verified datasets, found again by name.
+
+A pilot release of three shipped specs of three families (and the spec that downloads, which a release
+skips offline) is built once with the real pipeline; the tests read it with `datasets`, re-hash it, and
+download entries from it and from a copy published to a folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SPECS
+
+from needlec.errors import NeedlecError
+from needlec.publish.catalogue import ReleaseOptions, download_entry, publish_catalogue, release
+
+NAMED = [
+    SPECS / "niah.yaml",
+    SPECS / "needlebench" / "base.yaml",
+    SPECS / "atc" / "atc-tree-open.yaml",
+    SPECS / "mlneedle" / "mlneedle-online.yaml",
+]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    out = tmp_path_factory.mktemp("release") / "catalogue"
+    log: list[str] = []
+    release(NAMED, out, ReleaseOptions(pilot=True, jobs=2, progress=False, log=log.append))
+    return out, log
+
+
+def _catalogue(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / "catalogue.json").read_text(encoding="utf-8"))
+    return data
+
+
+def test_the_catalogue_describes_what_is_in_the_folder(built: tuple[Path, list[str]]) -> None:
+    out, _ = built
+    catalogue = _catalogue(out)
+    assert [d["name"] for d in catalogue["datasets"]] == ["niah", "needlebench", "atc-tree-open"]
+    assert catalogue["pilot"] is True
+    for entry in catalogue["datasets"]:
+        folder = out / entry["path"]
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        assert entry["content_hash"] == manifest["content_hash"]
+        assert entry["configs"] == sorted(manifest["configs"])
+        rows = [json.loads(line) for path in (folder / "data").rglob("*.jsonl") for line in path.open(encoding="utf-8")]
+        assert entry["items"] == len(rows)
+        assert entry["tokens"] == sum(r["context_tokens"] for r in rows)
+        assert entry["splits"] == sorted({r["tokenizer"] for r in rows})
+        assert entry["bytes"] == sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        # the pilot holds every config at repeat 0
+        assert {r["config"] for r in rows} == set(entry["configs"]) and {r["repeat"] for r in rows} == {0}
+        assert entry["haystacks"] and all(h["licence"] for h in entry["haystacks"])
+    niah = catalogue["datasets"][0]
+    assert niah["family"] == "niah" and niah["spec"] == "specs/niah.yaml"
+    assert niah["haystacks"][0] == {
+        "source": "builtin:web-bible",
+        "licence": "public-domain",
+        "sha256": niah["haystacks"][0]["sha256"],
+    }
+    assert catalogue["datasets"][1]["paper"] == "https://arxiv.org/abs/2407.11963"  # NeedleBench's arXiv id
+    assert [s["name"] for s in catalogue["skipped"]] == ["mlneedle-online"]
+    assert "--online" in catalogue["skipped"][0]["why"]
+
+
+def test_the_release_checksums_cover_every_file(built: tuple[Path, list[str]]) -> None:
+    out, _ = built
+    listed = {}
+    for line in (out / "SHA256SUMS").read_text(encoding="utf-8").splitlines():
+        digest, name = line.split("  ", 1)
+        listed[name] = digest
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.name != "SHA256SUMS"}
+    files |= {f"{d}/SHA256SUMS" for d in ("niah", "needlebench", "atc-tree-open")}
+    assert set(listed) == files
+    for name, digest in listed.items():
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
+
+
+def test_every_dataset_loads_with_datasets(built: tuple[Path, list[str]], tmp_path: Path) -> None:
+    from datasets import load_dataset
+
+    out, _ = built
+    for entry in _catalogue(out)["datasets"]:
+        config = entry["configs"][0]
+        loaded = load_dataset(str(out / entry["path"]), name=config, cache_dir=str(tmp_path / entry["name"]))
+        assert sorted(loaded) == entry["splits"]
+        assert all(row["config"] == config for split in loaded.values() for row in split)
+
+
+def test_a_second_release_reuses_what_is_built(built: tuple[Path, list[str]], tmp_path: Path) -> None:
+    out, first = built
+    assert sum("compiling" in line for line in first) == 3
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*.jsonl")}
+    log: list[str] = []
+    release(NAMED[:2], out, ReleaseOptions(pilot=True, progress=False, log=log.append))
+    assert all("already built and verified" in line for line in log if line.startswith("[")), log
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.jsonl")} == before
+    assert [d["name"] for d in _catalogue(out)["datasets"]] == ["niah", "needlebench"]
+    release(NAMED, out, ReleaseOptions(pilot=True, progress=False, log=log.append))  # back to the fixture's state
+
+
+def test_download_by_name_and_config(built: tuple[Path, list[str]], tmp_path: Path) -> None:
+    out, _ = built
+    report = download_entry("niah/single", tmp_path / "single", str(out))
+    assert report.ok
+    assert sorted(p.name for p in (tmp_path / "single" / "data").iterdir()) == ["single"]
+    whole = download_entry("needlebench", tmp_path / "nb", str(out))
+    assert whole.content_hash == _catalogue(out)["datasets"][1]["content_hash"]
+    with pytest.raises(NeedlecError, match="closest: niah"):
+        download_entry("nia", tmp_path / "x", str(out))
+    with pytest.raises(NeedlecError, match="no config 'double'"):
+        download_entry("niah/double", tmp_path / "y", str(out))
+
+
+def test_publish_a_catalogue_to_a_folder_and_download_from_it(built: tuple[Path, list[str]], tmp_path: Path) -> None:
+    out, _ = built
+    target = tmp_path / "published"
+    published = publish_catalogue(out, str(target))
+    assert [d["name"] for d in published["datasets"]] == ["niah", "needlebench", "atc-tree-open"]
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "needlec",
+            "download",
+            "atc-tree-open",
+            str(tmp_path / "got"),
+            "--catalogue",
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    original = sorted((out / "atc-tree-open" / "data").rglob("*.jsonl"))
+    copied = sorted((tmp_path / "got" / "data").rglob("*.jsonl"))
+    assert [p.read_bytes() for p in copied] == [p.read_bytes() for p in original]
+
+
+def test_specs_with_one_name_are_refused(tmp_path: Path) -> None:
+    twin = tmp_path / "twin.yaml"
+    twin.write_text(f"extends: {SPECS / 'niah.yaml'}\n", encoding="utf-8")
+    with pytest.raises(NeedlecError, match="two specs are named 'niah'"):
+        release([SPECS / "niah.yaml", twin], tmp_path / "out", ReleaseOptions(pilot=True, progress=False))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_foreign_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep", encoding="utf-8")
+    with pytest.raises(NeedlecError, match="not a needlec release"):
+        release([SPECS / "niah.yaml"], tmp_path / "mine", ReleaseOptions(pilot=True, progress=False))
+    assert (tmp_path / "mine" / "notes.txt").read_text(encoding="utf-8") == "keep"
