@@ -15,7 +15,7 @@ from needlec.site.build import GENERATED, SiteOptions, SiteResult, build_site
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "site"
-SPECS = sorted(p for p in (ROOT / "specs").iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+SPECS = sorted(p for p in (ROOT / "specs").rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
 
 _BUILT: dict[str, tuple[Path, SiteResult]] = {}
 

@@ -64,14 +64,36 @@ def test_every_shipped_spec_has_a_full_page(site: tuple[Path, Any]) -> None:
             assert f"]({name}/{plot})" in page
             svg = (project / "docs" / "generated" / "benchmarks" / name / plot).read_bytes()
             assert svg.startswith(b"<?xml") and b"<svg" in svg and b"<dc:date>" not in svg
+        html = (result.output / "generated" / "benchmarks" / name / "index.html").read_text(encoding="utf-8")
+        assert html.count('class="needlec-plot"') == 2 and "lengths.svg" in html and "depths.svg" in html
+        if name in NO_PREVIEW:  # nothing compiled offline: the page says why and how to compile a slice
+            assert f"No items were compiled for this page: {NO_PREVIEW[name]}" in page
+            assert "load_dataset(" in page and "needlec compile specs/mlneedle/" in page
+            continue
         samples = re.findall(r'<details class="needlec-sample".*?</details>', page, flags=re.DOTALL)
         # every sample with a needle shows it highlighted; a needle-absent existence item (an MLNeedle
         # negative) has none, so a page needs at least one highlighted sample, not all
         assert samples and any('<mark class="needlec-needle">' in s for s in samples)
         assert "load_dataset(" in page and re.search(r"\| `[0-9a-f]{64}` \|", page)
-        html = (result.output / "generated" / "benchmarks" / name / "index.html").read_text(encoding="utf-8")
-        assert html.count('class="needlec-plot"') == 2 and "lengths.svg" in html and "depths.svg" in html
         assert "Length contract: " in page
+
+
+NO_PREVIEW = {
+    "mlneedle-online": "its haystack is downloaded",
+    "mlneedle-ranked": "its distractors are ranked with an embedding model",
+}
+"""Shipped specs whose pages compile nothing offline in seconds, and the reason each page gives."""
+
+
+def test_sub_folder_specs_have_pages_and_catalogue_cards(site: tuple[Path, Any]) -> None:
+    project, result = site
+    assert {"atc-v2", "needlebench-4k", "mlneedle-question-language"} <= set(result.benchmarks)
+    catalogue = (project / "docs" / "generated" / "catalogue.md").read_text(encoding="utf-8")
+    assert "`needlec compile specs/atc/atc-v2.yaml`" in catalogue
+    assert "[atc page](atc.md)" in catalogue and "[ruler page](ruler.md)" in catalogue
+    assert catalogue.count("**Size:** about ") == len(SPECS)
+    index = (project / "docs" / "generated" / "benchmarks" / "index.md").read_text(encoding="utf-8")
+    assert "[atc page](../../atc.md)" in index
 
 
 def test_catalogue_lists_every_shipped_spec(site: tuple[Path, Any]) -> None:

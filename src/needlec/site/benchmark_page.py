@@ -238,11 +238,20 @@ def overlap_section(bench: Benchmark) -> str:
     return "\n\n".join(parts)
 
 
+def spec_file(bench: Benchmark) -> str:
+    """The spec's path as the commands on the page name it: from the `specs` folder on (`specs/atc/atc-v2.yaml`)."""
+    parts = bench.spec_path.parts
+    if "specs" in parts:
+        at = len(parts) - 1 - parts[::-1].index("specs")
+        return "/".join(parts[at:])
+    return f"specs/{bench.spec_path.name}"
+
+
 def data_section(bench: Benchmark) -> str:
     name = bench.name
     configs = bench.manifest["configs"]
-    first = next(iter(configs))
-    split = configs[first]["files"][0]["split"]
+    first = next(iter(configs)) if configs else bench.grids[0].name
+    split = configs[first]["files"][0]["split"] if configs else bench.plan.spec.tokenizers[0].label
     snippet = "\n".join(
         [
             "import os",
@@ -265,19 +274,31 @@ def data_section(bench: Benchmark) -> str:
         [
             "Compile the full grid (deterministic: the same spec gives the same bytes anywhere), then load "
             "a config and a tokenizer's split:",
-            fence(f"needlec compile specs/{bench.spec_path.name} -o build/{name}", "console"),
+            fence(f"needlec compile {spec_file(bench)} -o build/{name}", "console"),
             fence(snippet, "python"),
             f"A published copy on the Hugging Face Hub loads the same way with its repository id in place of "
-            f"the folder; fetch and check one with `needlec download ORG/NAME build/{name}`, and check any "
-            f"copy with `needlec verify build/{name}`.",
-            f"Files of {scope} (content hash {code(bench.manifest.get('content_hash', ''))}):",
-            table(["config", "split", "file", "rows", "size", "sha256"], rows),
+            f"the folder; fetch and check one with `needlec download ORG/NAME build/{name}`, or by its name in "
+            f"a catalogue (`needlec release`) with `needlec download {name} build/{name} --catalogue DIR`, and "
+            f"check any copy with `needlec verify build/{name}`.",
         ]
+        + (
+            [
+                f"Files of {scope} (content hash {code(bench.manifest.get('content_hash', ''))}):",
+                table(["config", "split", "file", "rows", "size", "sha256"], rows),
+            ]
+            if rows
+            else []
+        )
     )
 
 
 def samples_intro(bench: Benchmark) -> str:
     """What the sample items are: which configs they come from, honestly when only some were compiled."""
+    if bench.unavailable:
+        return (
+            f"No items were compiled for this page: {bench.unavailable}. Compile a slice yourself to see "
+            f"some, e.g. `needlec compile {spec_file(bench)} --select repeat=0 -o build/{bench.name}`."
+        )
     names = ", ".join(code(str(item.get("config", "?"))) for item in bench.samples)
     scope = (
         f"They come from {preview_note(bench)}; every config is listed under Grid."

@@ -60,9 +60,9 @@ class SiteResult:
 
 
 def default_specs(project: Path) -> list[Path]:
-    """The shipped specs: every spec file in `specs/` beside the mkdocs project."""
+    """The shipped specs: every spec file in `specs/` beside the mkdocs project, sub-folders included."""
     folder = project.resolve().parent / "specs"
-    return sorted(p for p in folder.iterdir() if p.suffix in SPEC_SUFFIXES) if folder.is_dir() else []
+    return sorted(p for p in folder.rglob("*") if p.suffix in SPEC_SUFFIXES) if folder.is_dir() else []
 
 
 def _spec_documents(specs: Sequence[Path], docs: Path) -> list[Any]:

@@ -14,7 +14,15 @@ def _first_sentence(text: str) -> str:
     return (match.group(1) if match else flat) or "No description."
 
 
-def card(bench: Benchmark, link: str) -> str:
+FAMILY_PAGES = {"atc": "atc.md", "mlneedle": "mlneedle.md", "needlebench": "needlebench-data.md", "ruler": "ruler.md"}
+"""The hand-written page of each family that has one (under the docs folder)."""
+
+
+def card(bench: Benchmark, link: str, root: str = "") -> str:
+    """One catalogue card; `root` leads from the page that shows it to the docs folder."""
+    from needlec.compile.size import human_bytes, plan_size
+    from needlec.site.benchmark_page import spec_file
+
     spec = bench.plan.spec
     lengths = bench.all_lengths
     span = (
@@ -29,7 +37,12 @@ def card(bench: Benchmark, link: str) -> str:
         f"× {len(tokenizers)} tokenizer{'s' if len(tokenizers) != 1 else ''}",
         f"**Lengths:** {span}, {len(depths)} depth{'s' if len(depths) != 1 else ''}",
         f"**Languages:** {', '.join(spec.languages)}",
+        f"**Size:** about {human_bytes(plan_size(bench.plan, {}).bytes)} for the whole benchmark",
+        f"**Compile:** `needlec compile {spec_file(bench)}`",
     ]
+    family = spec.family or spec.name
+    if family in FAMILY_PAGES:
+        facts.append(f"**Family:** [{cell(family)} page]({root}{FAMILY_PAGES[family]})")
     body = "<br>\n    ".join(facts)
     return (
         f"-   **[{cell(spec.title)}]({link})** {code(spec.name)}\n\n    ---\n\n"
@@ -41,7 +54,8 @@ def catalogue(benches: list[Benchmark], prefix: str) -> str:
     """Material "grid cards"; `prefix` is the folder of the benchmark pages relative to the page."""
     if not benches:
         return "No benchmark specs were found.\n"
-    cards = "\n".join(card(b, f"{prefix}{b.name}.md") for b in benches)
+    root = "../../" if not prefix else ""  # the benchmarks index sits two folders below the docs folder
+    cards = "\n".join(card(b, f"{prefix}{b.name}.md", root) for b in benches)
     return f'<div class="grid cards needlec-catalogue" markdown>\n\n{cards}\n</div>\n'
 
 

@@ -64,6 +64,7 @@ class Benchmark:
     samples: list[dict[str, Any]] = field(default_factory=list)
     depths: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # config -> (target, achieved)
     lengths_achieved: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # config -> (target, counted)
+    unavailable: str | None = None  # why no items were compiled for the page (e.g. the haystack is downloaded)
 
     @property
     def name(self) -> str:
@@ -156,12 +157,34 @@ def preview_select(plan: Plan, grids: list[ConfigGrid]) -> dict[str, set[str]]:
     return select
 
 
+def no_preview(plan: Plan, cache_dir: Path | None) -> str | None:
+    """Why a page gets no compiled preview, or None: a haystack that must be downloaded (offline builds
+    stay offline) or distractors ranked by an embedding model (minutes on a first compile)."""
+    from needlec.compile.pipeline import default_cache_dir
+
+    cache = cache_dir or default_cache_dir()
+    for config in plan.configs:
+        for source in config.spec.haystack.sources:
+            if (
+                getattr(source, "type", "") == "url"
+                and not (cache / "url" / str(getattr(source, "sha256", ""))).is_file()
+            ):
+                return "its haystack is downloaded (a `url` source), and the site is built offline"
+        if getattr(config.spec.haystack.builder, "rank", None) is not None:
+            return "its distractors are ranked with an embedding model, which takes minutes on a first compile"
+    return None
+
+
 def collect(spec_path: Path, dataset: Path | None, cache_dir: Path | None = None) -> Benchmark:
     """Load the spec and read (or compile a preview of) its dataset."""
     plan = load_plan(spec_path, cache_dir)
     grids = grid_of(plan)
     if dataset is not None:
         return _read(Benchmark(spec_path, plan, _manifest(dataset), grids, None), dataset)
+    why = no_preview(plan, cache_dir)
+    if why is not None:
+        empty = {"configs": {}, "content_hash": "", "sources": [], "filters": []}
+        return Benchmark(spec_path, plan, empty, grids, None, unavailable=why)
     select = preview_select(plan, grids)
     with tempfile.TemporaryDirectory(prefix="needlec-site-") as tmp:
         out = Path(tmp) / plan.spec.name
