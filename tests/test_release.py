@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +161,49 @@ def test_a_foreign_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(NeedlecError, match="not a needlec release"):
         release([SPECS / "niah.yaml"], tmp_path / "mine", ReleaseOptions(pilot=True, progress=False))
     assert (tmp_path / "mine" / "notes.txt").read_text(encoding="utf-8") == "keep"
+
+
+def test_publish_and_download_through_a_hub_on_127_0_0_1(built: tuple[Path, list[str]], tmp_path: Path) -> None:
+    from hub_standin import serve_hub
+
+    out, _ = built
+    with serve_hub() as hub:
+        env = {**os.environ, "HF_ENDPOINT": hub.url, "HF_TOKEN": "hf_standin", "HF_HUB_OFFLINE": "0"}
+        env["HF_HOME"] = str(tmp_path / "hf-home")  # the download cache of this test only
+
+        def needlec(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "needlec", *args], capture_output=True, text=True, check=False, env=env
+            )
+
+        sent = needlec("publish", str(out), "--catalogue", "--to", "hf://test-org")
+        assert sent.returncode == 0, sent.stderr
+        assert sorted(hub.repos) == [
+            "test-org/atc-tree-open",
+            "test-org/catalogue",
+            "test-org/needlebench",
+            "test-org/niah",
+        ]
+        assert hub.tokens_seen == {"hf_standin"}
+        listed = json.loads(hub.repos["test-org/catalogue"].files["catalogue.json"])
+        assert [d["repo"] for d in listed["datasets"]] == [
+            "test-org/niah",
+            "test-org/needlebench",
+            "test-org/atc-tree-open",
+        ]
+
+        got = needlec("download", "niah", str(tmp_path / "niah"), "--catalogue", "hf://test-org")
+        assert got.returncode == 0, got.stderr
+        original = sorted(p.relative_to(out / "niah") for p in (out / "niah" / "data").rglob("*.jsonl"))
+        for relative in original:
+            assert (tmp_path / "niah" / relative).read_bytes() == (out / "niah" / relative).read_bytes()
+
+        one = needlec("download", "needlebench/s-rt-en-after", str(tmp_path / "one"), "--catalogue", "hf://test-org")
+        assert one.returncode == 0, one.stderr
+        assert [p.name for p in (tmp_path / "one" / "data").iterdir()] == ["s-rt-en-after"]
+
+        # what was published loads with `datasets` from the downloaded copy, config by config
+        from datasets import load_dataset
+
+        loaded = load_dataset(str(tmp_path / "niah"), name="single", cache_dir=str(tmp_path / "hf-datasets"))
+        assert sorted(loaded) == ["cl100k_base", "o200k_base"]
