@@ -130,6 +130,7 @@ def _entry(
         "bytes": sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
         "content_hash": manifest["content_hash"],
         "needlec_version": manifest["needlec_version"],
+        "code": _code(),  # needlec's version and the sha256 of its files: what a reuse must match
         "haystacks": _licences(manifest, spec.license),
         "path": name,
     }
@@ -174,6 +175,12 @@ def _write_catalogue(folder: Path, data: dict[str, Any]) -> None:
     os.replace(temporary, folder / CATALOGUE)
 
 
+def _code() -> str:
+    from needlec.compile.shards import code_version
+
+    return code_version()
+
+
 def _reusable(old: dict[str, Any] | None, spec_path: Path, select: dict[str, set[str]], folder: Path) -> bool:
     from needlec.publish.verify import verify_dataset
 
@@ -182,7 +189,7 @@ def _reusable(old: dict[str, Any] | None, spec_path: Path, select: dict[str, set
     same = (
         old.get("spec_sha256") == _sha256(spec_path)
         and old.get("select") == {k: sorted(v) for k, v in sorted(select.items())}
-        and old.get("needlec_version") == __version__
+        and old.get("code") == _code()
     )
     if not same:
         return False

@@ -36,9 +36,11 @@ class WindowLayout:
             tolerance=settings.depth_tolerance,
             targets=request.targets,
         )
-        # inserts beyond the needles are the line breaks that made a whole-sentence window exact
+        # inserts beyond the needles are the line breaks that made a whole-sentence window exact; every
+        # item of a whole-sentence config records the count (0 too), so a config's rows share one schema
         breaks = len(placement.inserts) - len(request.needles)
-        return Placed(placement, {"window": {"line_breaks": breaks}} if breaks else {})
+        boundary = settings.edges == "boundary" and settings.snap != "none"
+        return Placed(placement, {"window": {"line_breaks": breaks}} if breaks or boundary else {})
 
 
 LAYOUTS.register("window", LayoutSettings)(WindowLayout)
