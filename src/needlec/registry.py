@@ -35,11 +35,6 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from needlec.haystacks.builders import HaystackBuilder
-    from needlec.haystacks.filters.base import FilterFactory
-    from needlec.haystacks.sources.base import SourceLoader
-    from needlec.kinds.base import NeedleKind
-    from needlec.tokenizer import TokenizerFactory
 
 T = TypeVar("T")
 
@@ -292,7 +287,7 @@ def registry_union(registry: Registry[Any], tag: str, default: str | None = None
 # plugins"); they are imported above for type checking only, so this bottom layer imports nothing
 # above it at run time.
 
-SOURCES: Registry[SourceLoader] = Registry(
+SOURCES: Registry[Any] = Registry(
     "sources",
     modules=(
         "needlec.haystacks.sources.builtin",
@@ -300,7 +295,7 @@ SOURCES: Registry[SourceLoader] = Registry(
         "needlec.haystacks.sources.url",
     ),
 )
-FILTERS: Registry[FilterFactory] = Registry(
+FILTERS: Registry[Any] = Registry(
     "filters",
     modules=(
         "needlec.haystacks.filters.candidates",
@@ -310,11 +305,11 @@ FILTERS: Registry[FilterFactory] = Registry(
         "needlec.haystacks.filters.names",
     ),
 )
-BUILDERS: Registry[Callable[[Any], HaystackBuilder]] = Registry(
+BUILDERS: Registry[Any] = Registry(
     "builders",
     modules=("needlec.haystacks.builders", "needlec.haystacks.passages", "needlec.haystacks.ruler_builders"),
 )
-NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
+NEEDLES: Registry[Any] = Registry(
     "needles",
     modules=(
         "needlec.kinds.atc.kind",
@@ -325,7 +320,7 @@ NEEDLES: Registry[Callable[[Any], NeedleKind]] = Registry(
         "needlec.kinds.template",
     ),
 )
-TOKENIZERS: Registry[TokenizerFactory] = Registry("tokenizers", modules=("needlec.tokenizer",))
+TOKENIZERS: Registry[Any] = Registry("tokenizers", modules=("needlec.tokenizer",))
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
 LAYOUTS: Registry[Any] = Registry(
     "layouts",

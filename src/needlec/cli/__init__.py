@@ -461,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        args.root_parser = parser  # for commands that describe the whole CLI (`site build`'s help page)
         return int(args.func(args))
     except NeedlecError as exc:
         print(clip(redact(f"error: {exc.render()}")), file=sys.stderr)

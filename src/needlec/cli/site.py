@@ -8,7 +8,6 @@ from pathlib import Path
 
 
 def cmd_site_build(args: argparse.Namespace) -> int:
-    from needlec.cli import build_parser
     from needlec.site.build import SiteOptions, build_site
 
     def log(message: str) -> None:
@@ -23,7 +22,7 @@ def cmd_site_build(args: argparse.Namespace) -> int:
         build=not args.pages_only,
         cache_dir=Path(args.cache_dir) if args.cache_dir else None,
         log=log,
-        cli_parser=build_parser(),
+        cli_parser=getattr(args, "root_parser", None),  # set by `needlec.cli.main`; None: a placeholder page
     )
     result = build_site([Path(s) for s in args.specs], options)
     print(

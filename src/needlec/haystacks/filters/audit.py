@@ -7,10 +7,28 @@ the filters did the right thing, so it shortens long sentences and lists review 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from needlec.haystacks.filters.stage import FilterRun
+    from needlec.haystacks.filters.base import FilterResult, Removal
+    from needlec.haystacks.filters.edits import Edit
+
+
+class AuditedRun(Protocol):
+    """What the summary reads of a filter run (`stage.FilterRun` is one); named here so that this module
+    does not import the stage that imports it."""
+
+    name: str
+    source: str
+    params: dict[str, Any]
+    cache_key: str
+    input_sha256: str
+    output_sha256: str
+    result: FilterResult
+    edits: list[tuple[str, Edit, str, list[Removal]]]
+
+    def counts(self) -> dict[str, int]: ...
+
 
 MAX_ROWS = 200
 
@@ -39,7 +57,7 @@ def reason_text(reason: dict[str, Any]) -> str:
     return str(rule)
 
 
-def render_summary(runs: list[FilterRun]) -> str:
+def render_summary(runs: list[AuditedRun]) -> str:
     lines = [
         "# Haystack filter audit",
         "",
