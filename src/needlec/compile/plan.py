@@ -477,31 +477,42 @@ def _depth_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[Pr
     shortest = min(spec.grid.length_points()) - spec.length.buffer
     joiner = spec.placement.joiner_text()
     plan = ConfigPlan(name="", axes=(), spec=spec)
-    where = _first_present(doc, [("placement", "multi"), ("placement", "depth_tolerance"), ("grid", "lengths")])
-    for config in spec.tokenizers:
-        try:
-            tokenizer = load_tokenizer(config, path.resolve().parent)
-        except NeedlecError:
-            continue  # a tokenizer that cannot be loaded is reported when it is used
-        tokens = [tokenizer.count(n + joiner) for n in draw.needles]
+
+    def reachable(tokens: list[int]) -> tuple[float, float, int, float] | None:
+        """(depth, earliest, tokens ahead, tolerance) of the first needle that cannot reach its depth."""
         for depth in plan.depth_points():
             depths = plan.needle_depths(depth, len(tokens))
             ahead = 0
             for i in sorted(range(len(tokens)), key=lambda k: (depths[k], k)):
                 earliest = 100.0 * ahead / shortest
                 if earliest > depths[i] + spec.placement.depth_tolerance:
-                    return [
-                        Problem(
-                            f"at {shortest:,} tokens the needles cannot reach their depths: the needles before "
-                            f"the one at {depths[i]:g}% take {ahead:,} {config.label} tokens, "
-                            f"{earliest:.1f}% of the context (tolerance {spec.placement.depth_tolerance:g})",
-                            doc.locate(where, prefer_key=True),
-                            dotted(where),
-                            "Raise the grid's shortest length, use fewer or shorter needles, space their "
-                            "depths further apart or raise placement.depth_tolerance.",
-                        )
-                    ]
+                    return depths[i], earliest, ahead, spec.placement.depth_tolerance
                 ahead += tokens[i]
+        return None
+
+    # a text has at most as many tokens as UTF-8 bytes: when the byte counts fit, every tokenizer's do
+    if reachable([len((n + joiner).encode("utf-8")) for n in draw.needles]) is None:
+        return []
+    where = _first_present(doc, [("placement", "multi"), ("placement", "depth_tolerance"), ("grid", "lengths")])
+    for config in spec.tokenizers:
+        try:
+            tokenizer = load_tokenizer(config, path.resolve().parent)
+        except NeedlecError:
+            continue  # a tokenizer that cannot be loaded is reported when it is used
+        found = reachable([tokenizer.count(n + joiner) for n in draw.needles])
+        if found is not None:
+            depth, earliest, ahead, tolerance = found
+            return [
+                Problem(
+                    f"at {shortest:,} tokens the needles cannot reach their depths: the needles before "
+                    f"the one at {depth:g}% take {ahead:,} {config.label} tokens, "
+                    f"{earliest:.1f}% of the context (tolerance {tolerance:g})",
+                    doc.locate(where, prefer_key=True),
+                    dotted(where),
+                    "Raise the grid's shortest length, use fewer or shorter needles, space their "
+                    "depths further apart or raise placement.depth_tolerance.",
+                )
+            ]
     return []
 
 
