@@ -509,8 +509,8 @@ def _place_on_boundaries(
     order = sorted(range(len(needles)), key=lambda i: (depths[i], i))
     at_end = depths[order[-1]] >= 100.0  # the deepest needle ends the context
     after = bisect.bisect_right(bounds, start)
-    shorts: list[_Short] = []  # windows short of the target, in the order found: ends at a sentence, then deepest
-    deep_shorts: list[_Short] = []
+    shorts: list[_Short] = []  # windows ending at a sentence that fall short of the target, in the order found
+    deep_shorts: list[_Short] = []  # windows ending with their deepest needle that fall short
     closest: tuple[float, Placement] | None = None  # the window closest to the depths, beyond the tolerance
     within: Placement | None = None  # a filled window within the tolerance (an exact one is returned at once)
     fills = 0
