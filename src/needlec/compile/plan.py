@@ -165,6 +165,18 @@ class Plan:
             yield ItemKey(config.name, tokenizer, length, depth, case, haystack, repeat, config.redraw)
 
 
+def uncached_download(plan: Plan, cache_dir: Path) -> str | None:
+    """The address of the first `url` source of the plan whose file is not in the cache yet (a compile
+    would download it), or None when every haystack can be read offline."""
+    from needlec.haystacks.sources.url import UrlSource, cached_path
+
+    for config in plan.configs:
+        for source in config.spec.haystack.sources:
+            if isinstance(source, UrlSource) and not cached_path(source, cache_dir).is_file():
+                return source.url
+    return None
+
+
 def _validate(data: dict[str, Any], doc: Document, root: KeyPath) -> tuple[Spec | None, list[Problem]]:
     try:
         return Spec.model_validate(data), []
@@ -422,6 +434,18 @@ def _first_present(doc: Document, paths: list[KeyPath]) -> KeyPath:
     return paths[-1]
 
 
+def _loadable_tokenizers(spec: Spec, path: Path) -> Iterator[tuple[Any, Any]]:
+    """(config, tokenizer) for each of the spec's tokenizers that loads; one that cannot load is reported
+    when it is used, not by these checks."""
+    from needlec.tokenizer import load_tokenizer
+
+    for config in spec.tokenizers:
+        try:
+            yield config, load_tokenizer(config, path.resolve().parent)
+        except NeedlecError:
+            continue
+
+
 def _length_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[Problem]:
     """A grid length too short for the needles themselves, found before any haystack is read.
 
@@ -431,7 +455,6 @@ def _length_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[P
     needs no tokenizer; otherwise each tokenizer counts the texts exactly.
     """
     from needlec.placement.engine import MARGIN_TOKENS
-    from needlec.tokenizer import load_tokenizer
 
     if spec.length.counted == "needles":  # the length counts the needles themselves (ATC)
         return []
@@ -441,11 +464,7 @@ def _length_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[P
     if not texts or shortest >= sum(len(t.encode("utf-8")) for t in texts) + 2 * MARGIN_TOKENS:
         return []
     where = _first_present(doc, [("grid", "lengths"), ("grid",)])
-    for config in spec.tokenizers:
-        try:
-            tokenizer = load_tokenizer(config, path.resolve().parent)
-        except NeedlecError:
-            continue  # a tokenizer that cannot be loaded is reported when it is used
+    for config, tokenizer in _loadable_tokenizers(spec, path):
         tokens = sum(tokenizer.count(t) for t in texts)
         if tokens + 2 * MARGIN_TOKENS > shortest:
             return [
@@ -469,7 +488,6 @@ def _depth_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[Pr
     haystack's sentences are too long for a depth the compile still finds it, names the cell and keeps
     every finished shard.
     """
-    from needlec.tokenizer import load_tokenizer
 
     multi = spec.placement.multi
     if spec.length.counted == "needles" or isinstance(multi, RandomDepths) or len(draw.needles) < 2:
@@ -494,11 +512,7 @@ def _depth_problems(spec: Spec, draw: Any, doc: Document, path: Path) -> list[Pr
     if reachable([len((n + joiner).encode("utf-8")) for n in draw.needles]) is None:
         return []
     where = _first_present(doc, [("placement", "multi"), ("placement", "depth_tolerance"), ("grid", "lengths")])
-    for config in spec.tokenizers:
-        try:
-            tokenizer = load_tokenizer(config, path.resolve().parent)
-        except NeedlecError:
-            continue  # a tokenizer that cannot be loaded is reported when it is used
+    for config, tokenizer in _loadable_tokenizers(spec, path):
         found = reachable([tokenizer.count(n + joiner) for n in draw.needles])
         if found is not None:
             depth, earliest, ahead, tolerance = found

@@ -74,17 +74,6 @@ def _depth(value: float) -> str:
     return f"{value:g}"
 
 
-def _offline_problem(plan: Any, cache_dir: Path) -> str | None:
-    """Why a spec's haystacks cannot be read offline (a `url` source whose file is not cached), or None."""
-    for config in plan.configs:
-        for source in config.spec.haystack.sources:
-            if getattr(source, "type", "") == "url":
-                cached = cache_dir / "url" / str(getattr(source, "sha256", ""))
-                if not cached.is_file():
-                    return f"downloads its haystack ({getattr(source, 'url', 'a url source')}); run with --online"
-    return None
-
-
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -203,7 +192,7 @@ def release(specs: Sequence[str | Path], out_dir: str | Path, options: ReleaseOp
     Returns the catalogue. Datasets are named by their spec's `name`, which must be unique.
     """
     from needlec.compile.pipeline import CompileOptions, compile_spec, default_cache_dir
-    from needlec.compile.plan import load_plan
+    from needlec.compile.plan import load_plan, uncached_download
     from needlec.publish.verify import verify_dataset
     from needlec.util.atomic import check_target
 
@@ -234,8 +223,9 @@ def release(specs: Sequence[str | Path], out_dir: str | Path, options: ReleaseOp
         folder = out / name
         check_target(folder)  # a name may not point outside the release or at a foreign folder
         if not options.online:
-            why = _offline_problem(plan, cache_dir)
-            if why is not None:
+            url = uncached_download(plan, cache_dir)
+            if url is not None:
+                why = f"downloads its haystack ({url}); run with --online"
                 options.log(f"[{number}/{len(plans)}] {name}: skipped: {why}")
                 catalogue["skipped"].append({"name": name, "spec": _relative(path, root), "why": why})
                 continue

@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from needlec.compile.pipeline import CompileOptions, compile_spec
-from needlec.compile.plan import Plan, load_plan
+from needlec.compile.plan import Plan, load_plan, uncached_download
 from needlec.compile.select import SELECT_KEYS
 from needlec.compile.size import haystack_ids
 from needlec.dataset.manifest import read_manifest
@@ -162,14 +162,9 @@ def no_preview(plan: Plan, cache_dir: Path | None) -> str | None:
     stay offline) or distractors ranked by an embedding model (minutes on a first compile)."""
     from needlec.compile.pipeline import default_cache_dir
 
-    cache = cache_dir or default_cache_dir()
+    if uncached_download(plan, cache_dir or default_cache_dir()) is not None:
+        return "its haystack is downloaded (a `url` source), and the site is built offline"
     for config in plan.configs:
-        for source in config.spec.haystack.sources:
-            if (
-                getattr(source, "type", "") == "url"
-                and not (cache / "url" / str(getattr(source, "sha256", ""))).is_file()
-            ):
-                return "its haystack is downloaded (a `url` source), and the site is built offline"
         if getattr(config.spec.haystack.builder, "rank", None) is not None:
             return "its distractors are ranked with an embedding model, which takes minutes on a first compile"
     return None

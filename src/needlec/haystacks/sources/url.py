@@ -163,10 +163,15 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def cached_path(config: UrlSource, cache_dir: Path) -> Path:
+    """Where the download of `config` is kept in the cache (named by its pinned sha256)."""
+    return cache_dir / "url" / config.sha256
+
+
 @SOURCES.register("url", UrlSource)
 def load_url(config: UrlSource, ctx: SourceContext) -> SourceText:
     """A file downloaded over HTTP(S), pinned by sha256."""
-    cached = ctx.cache_dir / "url" / config.sha256
+    cached = cached_path(config, ctx.cache_dir)
     if not (cached.is_file() and _sha256_file(cached) == config.sha256):
         _download(config, cached)
     label = config.url if config.member is None else f"{config.url}!{config.member}"
