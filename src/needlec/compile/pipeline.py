@@ -398,6 +398,8 @@ def _append(source: Path, target: BinaryIO) -> None:
 
 
 def _kept(store: ShardStore, finished: int) -> str:
+    if not finished:
+        return "\nNo shard was finished; fix the problem above and run the same command again."
     return (
         f"\nThe {finished} finished shard(s) are kept in {store.root}; run the same command again "
         "to build only what is missing or changed."

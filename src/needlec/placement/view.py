@@ -35,6 +35,7 @@ class HaystackView:
     _words: dict[str, list[int]] | None = None  # folded alphanumeric run -> its start offsets (built on demand)
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (haystacks/ranking.py)
+    chunks: dict[Any, Any] = field(default_factory=dict)  # ChunkTable by chunk size (placement/layouts/chunks.py)
 
     def _fresh_hit(self, term: str, start: int, end: int) -> bool:
         """Whether a term asked about once occurs in [start, end), without a scan of the haystack.

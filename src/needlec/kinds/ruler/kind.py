@@ -50,7 +50,7 @@ from needlec.kinds.ruler.variable_tracking import VariableItem, VariableSpec, ge
 from needlec.kinds.ruler.words import FrequentWordsSpec, generate_frequent_words
 from needlec.languages.wordlists import cwe_words, noise_sentences
 from needlec.registry import NEEDLES
-from needlec.spec.base import StrictModel
+from needlec.spec.base import KeyedValueError, StrictModel
 
 TaskName = Literal[
     "niah_single_1",
@@ -201,13 +201,48 @@ class RulerNeedle(StrictModel):
     max_new_tokens: int | None = Field(
         None, ge=1, description="Generation budget; default: RULER's budget for the task's category."
     )
+    chunk_tokens: int | None = Field(
+        None,
+        ge=16,
+        le=65536,
+        description="RAG-chunk: the size C of a chunk in tokens. A chunk is a run of whole consecutive documents "
+        "within C tokens (a longer document is a chunk of its own); the gold chunk is a haystack chunk with the "
+        "gold document put in. Default (unset): every document is a chunk.",
+        examples=[512],
+    )
+    chunks: int | None = Field(
+        None,
+        ge=1,
+        le=10000,
+        description="RAG-chunk: the number k of chunks in every context (the gold one included); the filler "
+        "makes up the rest of the length, and a length too short for k chunks is an error. Default (unset): as "
+        "many chunks as the length holds.",
+        examples=[10],
+    )
+    chunk_order: Literal["haystack", "random", "ranked", "ranked_reverse"] = Field(
+        "haystack",
+        description="RAG-chunk: which chunks are the distractors and in what order. `haystack`: the chunks that "
+        "follow the gold chunk's host in the haystack; `random`: drawn at random; `ranked`: those a BM25 retriever "
+        "scores highest for the question, most relevant first; `ranked_reverse`: the same, least relevant first. "
+        "Chunks holding an answer or a gold name are skipped. The gold chunk takes the slot of the grid depth.",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RulerNeedle:
         fixed = self.fwe_counts or []
         if any(a <= b for a, b in itertools.pairwise(fixed)):
             raise ValueError("`fwe_counts` must be strictly decreasing, so the answer has no ties")
+        if self.task != "rag_chunk":
+            for name in ("chunk_tokens", "chunks", "chunk_order"):
+                if name in self.model_fields_set:
+                    raise KeyedValueError(f"`{name}` applies to `task: rag_chunk` only", name)
         return self
+
+    def chunking(self) -> dict[str, Any] | None:
+        """RAG-chunk's chunk settings, or None where every document is a chunk shown in haystack order."""
+        if self.chunk_tokens is None and self.chunks is None and self.chunk_order == "haystack":
+            return None
+        return {"chunk_tokens": self.chunk_tokens, "chunks": self.chunks, "order": self.chunk_order}
 
 
 class RulerKind(NeedleKindBase):
@@ -420,12 +455,18 @@ class RulerKind(NeedleKindBase):
     def _qa(self, case: str, rng: random.Random) -> Draw:
         rag = self.config.task == "rag_chunk"
         drawn = draw_qa(rng, "qa_2" if self.config.task == "qa_2" else "qa_1", self.folded)
+        chunking = self.config.chunking() if rag else None
         if rag:
             label = "Retrieved chunk {index}:\n"
-            instruction = (
-                "The chunks below were retrieved for the question and are listed by retrieval rank, rank 1 first. "
-                "Answer the question using only these chunks. Reply with the answer alone."
+            listed = {
+                "random": "The chunks below were retrieved for the question, in no particular order. ",
+                "ranked_reverse": "The chunks below were retrieved for the question and are listed by retrieval "
+                "rank, the best-ranked last. ",
+            }.get(
+                self.config.chunk_order,
+                "The chunks below were retrieved for the question and are listed by retrieval rank, rank 1 first. ",
             )
+            instruction = listed + "Answer the question using only these chunks. Reply with the answer alone."
         else:
             label = "Document {index}:\n"
             instruction = (
@@ -442,7 +483,8 @@ class RulerKind(NeedleKindBase):
                 "hops": len(drawn.gold),
                 "answer_document": len(drawn.gold) - 1,
                 "document_layout": {"label": label, "index_base": 1},
-            },
+            }
+            | ({"chunking": chunking} if chunking else {}),
             **self._common(case, [], drawn.question, "Answer:", instruction) | {"answers": (drawn.answers,)},
         )
 

@@ -1,5 +1,8 @@
 """The `documents` layout (RULER QA, RAG-chunk): numbered whole documents, gold ones at chosen slots.
 
+With `needle.chunk_tokens`, `chunks` or a `chunk_order` other than `haystack` (RULER's RAG-chunk task),
+the context is k retrieved chunks instead (`placement/layouts/chunks.py`).
+
 RULER's QA prompt lists documents as "Document 1:\\n...", separated by blank lines. Here the
 context is a run of whole consecutive haystack documents (the distractors) with the item's gold
 document(s) put in: the first gold document at the slot of the grid depth (0 = first document,
@@ -18,41 +21,21 @@ from __future__ import annotations
 import bisect
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
 from needlec.placement.engine import Counter, Insert, Placement, assemble
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
+from needlec.placement.layouts.chunks import chunking_of, place_chunks
 from needlec.placement.layouts.passages import PassageTable
+from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot, gold_slots
 
 if TYPE_CHECKING:
     from needlec.placement.view import HaystackView
 
-DOCUMENT_JOINER = "\n\n"
 MAX_FILLER_STEPS = 24
-
-
-@dataclass(frozen=True)
-class DocumentLayout:
-    """How an item's documents are shown: the label of document i and the first number."""
-
-    label: str = "Document {index}:\n"
-    index_base: int = 1
-    filler: str = " ."
-
-
-def gold_slot(depth: float, count: int) -> int:
-    """Slot (0-based) of the first gold document among `count` documents for a grid depth 0-100."""
-    return round(max(0.0, min(100.0, depth)) / 100.0 * (count - 1))
-
-
-def gold_slots(depth: float, count: int, golds: int, rng: random.Random) -> list[int]:
-    """Slots of `golds` gold documents: the first at the depth's slot, the others drawn from `rng`."""
-    first = gold_slot(depth, count)
-    others = [slot for slot in range(count) if slot != first]
-    return [first, *rng.sample(others, golds - 1)]
 
 
 def place_documents(
@@ -325,6 +308,27 @@ class DocumentsLayout:
             view.passages = PassageTable.of(view.index.text)
         settings: dict[str, Any] = (request.structure or {}).get("document_layout", {})
         layout = replace(DocumentLayout(**settings), filler=str(getattr(request.builder, "filler", " .")))
+        chunking = chunking_of(request.structure)
+        if chunking is not None:
+            if len(request.needles) != 1:
+                raise ContractError("RAG-chunk contexts take exactly one gold document")
+            placement, info = place_chunks(
+                view,
+                chunking=chunking,
+                start=request.start,
+                target=request.target,
+                gold=request.needles[0],
+                depth=request.depth,
+                rng=request.rng,
+                layout=layout,
+                question=request.question,
+                forbidden=request.forbidden,
+                prefix=request.prefix,
+                suffix=request.suffix,
+            )
+            # the gold chunk is placed by its slot among k chunks (the grid depth's slot); its token depth is
+            # recorded as reached, with no tolerance to meet (with 512-token chunks a slot spans many points)
+            return Placed(placement, {"documents": info}, list(placement.depths()))
         placement, info = place_documents(
             view.index,
             view.passages,

@@ -185,7 +185,7 @@ def _assemble(
         extra = [Insert(end, pad)] if pad else []
         return counter.count(begin, end, inserts + extra, prefix, suffix)
 
-    pad = _pad(nonempty, filler, target, measure)
+    pad = pad_to(nonempty, filler, target, measure)
     if pad is None:
         return None
     if pad:
@@ -220,7 +220,7 @@ def _assemble(
     return placement, layout
 
 
-def _pad(nonempty: bool, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
+def pad_to(nonempty: bool, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
     """A blank line and `filler` repeated so that the body plus it measures exactly `target` ("" when the
     body already does); `measure(pad)` counts the body with `pad` after it. None when the body is too
     long or no repeat count lands on the target."""
@@ -338,7 +338,7 @@ def _assemble_ranked(
     if needle:
         blocks.insert(j, needle)
     body = PASSAGE_JOINER.join(_label(i, numbered) + b for i, b in enumerate(blocks))
-    pad = _pad(bool(body), filler, target, lambda p: measure(body + p))
+    pad = pad_to(bool(body), filler, target, lambda p: measure(body + p))
     return None if pad is None else (body, pad, j)
 
 
@@ -410,4 +410,4 @@ class PassagesLayout:
 
 LAYOUTS.register("passages", LayoutSettings)(PassagesLayout)
 
-__all__ = ["PassageTable", "PassagesLayout", "passage_index", "place_passages", "place_ranked"]
+__all__ = ["PassageTable", "PassagesLayout", "pad_to", "passage_index", "place_passages", "place_ranked"]

@@ -1,0 +1,70 @@
+"""A lexical retriever (Okapi BM25) over a haystack's chunks, for RAG-chunk contexts ranked by retrieval.
+
+Terms come from the script-aware word table (`languages/words.py`): NFKC and case-folded runs of
+letters, marks and digits where the script has spaces, single characters where it has none (Chinese,
+Japanese, Thai). Scores use the usual BM25 weights (k1 = 1.2, b = 0.75, idf = ln(1 + (N - n + 0.5) /
+(n + 0.5))) and are summed in a fixed order, so a ranking is the same on every machine. Ties go to the
+earlier chunk.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from needlec.languages import words
+
+__all__ = ["BM25", "terms"]
+
+K1 = 1.2
+B = 0.75
+
+
+def terms(text: str) -> list[str]:
+    """The word table's terms of `text`, in order (folded)."""
+    found: list[str] = words.word_token_regex().findall(words.fold(text))
+    return found
+
+
+@dataclass
+class BM25:
+    """An inverted index of `texts` and BM25 scores of a query against every one of them."""
+
+    texts: Sequence[str]
+    _postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict, init=False)
+    _lengths: list[int] = field(default_factory=list, init=False)
+    _cache: dict[str, list[float]] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        for i, text in enumerate(self.texts):
+            counts = Counter(terms(text))
+            self._lengths.append(sum(counts.values()))
+            for term in sorted(counts):
+                self._postings.setdefault(term, []).append((i, counts[term]))
+
+    def scores(self, query: str) -> list[float]:
+        """One score per text (0.0 where no query term occurs), memoised by query."""
+        got = self._cache.get(query)
+        if got is not None:
+            return got
+        n = len(self.texts)
+        average = (sum(self._lengths) / n) if n else 0.0
+        out = [0.0] * n
+        for term in sorted(set(terms(query))):
+            postings = self._postings.get(term)
+            if not postings:
+                continue
+            idf = math.log(1.0 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
+            for i, tf in postings:
+                norm = K1 * (1.0 - B + B * self._lengths[i] / average) if average else K1
+                out[i] += idf * tf * (K1 + 1.0) / (tf + norm)
+        self._cache[query] = out
+        return out
+
+    def ranking(self, query: str, among: Sequence[int] | None = None) -> list[int]:
+        """Indices of the texts (all, or those in `among`) by decreasing score, ties to the earlier one."""
+        scores = self.scores(query)
+        pool = range(len(self.texts)) if among is None else among
+        return sorted(pool, key=lambda i: (-scores[i], i))

@@ -1,0 +1,333 @@
+"""RAG-chunk contexts for the `documents` layout: k retrieved chunks of about C tokens, listed by rank.
+
+A chunk is a run of whole consecutive haystack documents, as many as keep it within `chunk_tokens`
+(C) tokens; a document longer than C is a chunk of its own (documents are never cut, and each item
+records the chunks' achieved sizes). Without `chunk_tokens` every document is a chunk. The gold chunk
+is a haystack chunk (the host) with the gold document put in at a position drawn from the item's rng,
+trailing documents dropped until it fits C again; the host is then not shown as a distractor.
+
+The distractor chunks and their order follow `chunk_order`:
+
+- `haystack`: the chunks that follow the host in the haystack, in haystack order;
+- `random`: chunks drawn at random, in the order drawn;
+- `ranked`: the chunks a BM25 retriever scores highest for the question, most relevant first (as a
+  retriever lists them), `ranked_reverse` the same chunks least relevant first.
+
+Every order skips chunks that contain an answer alias or a gold entity's name (compared casefolded,
+as substrings). The gold chunk goes to the slot of the grid depth among all k chunks (`gold_slot`),
+so accuracy can be read against the gold chunk's rank. With `chunks` the context holds exactly k
+chunks; without it, as many as the length holds. A declared filler after the last chunk makes the
+token count exact.
+
+Counts are sums of memoised piece counts (labels, chunks), checked once per haystack view against a
+whole count of the same text; where the check fails, every count is a whole count.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from needlec.errors import ContractError
+from needlec.haystacks.retrieval import BM25
+from needlec.placement.engine import Insert, Placement
+from needlec.placement.layouts.passages import PassageTable, pad_to
+from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot
+
+if TYPE_CHECKING:
+    from needlec.placement.view import HaystackView
+
+CHUNK_ORDERS = ("haystack", "random", "ranked", "ranked_reverse")
+CHUNK_DOC_JOINER = "\n"
+
+__all__ = ["CHUNK_ORDERS", "ChunkTable", "Chunking", "chunk_table", "place_chunks"]
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """The item's chunk settings (`needle.chunk_tokens`, `chunks`, `chunk_order` of the RULER kind)."""
+
+    chunk_tokens: int | None = None
+    chunks: int | None = None
+    order: str = "haystack"
+
+
+@dataclass
+class ChunkTable:
+    """The chunks of one haystack view for one chunk size: their documents, texts and token counts."""
+
+    docs: list[tuple[int, ...]]  # document indices (in the passage table) of each chunk
+    texts: list[str]
+    tokens: list[int]
+    folded: list[str]  # casefolded texts, for the answer-free check
+    starts: list[int]  # character offset of each chunk's first document in the haystack
+    retriever: BM25 | None = None
+    pieces_ok: bool | None = None  # whether piece sums matched a whole count on this view
+    _eligible: dict[tuple[str, ...], list[bool]] = field(default_factory=dict)
+
+    def bm25(self) -> BM25:
+        if self.retriever is None:
+            self.retriever = BM25(self.texts)
+        return self.retriever
+
+    def eligible(self, forbidden: Sequence[str]) -> list[bool]:
+        """Per chunk, whether it is free of every forbidden term (memoised by the terms)."""
+        key = tuple(sorted({t.casefold() for t in forbidden if t}))
+        got = self._eligible.get(key)
+        if got is None:
+            if len(self._eligible) > 4096:
+                self._eligible.clear()
+            got = self._eligible[key] = [not any(t in f for t in key) for f in self.folded]
+        return got
+
+
+def chunk_table(view: HaystackView, chunk_tokens: int | None) -> ChunkTable:
+    """The view's chunks for `chunk_tokens` (built once per view and size)."""
+    tables: dict[int | None, ChunkTable] = view.chunks
+    if chunk_tokens in tables:
+        return tables[chunk_tokens]
+    if view.passages is None:
+        view.passages = PassageTable.of(view.index.text)
+    table = view.passages
+    text = view.index.text
+    count = view.index.tokenizer.count
+    docs: list[tuple[int, ...]] = []
+    if chunk_tokens is None:
+        docs = [(i,) for i in range(len(table.spans))]
+    else:
+        joiner = max(1, count(CHUNK_DOC_JOINER))
+        run: list[int] = []
+        used = 0
+        for i in range(len(table.spans)):
+            cost = table.count(i, view.index) + (joiner if run else 0)
+            if run and used + cost > chunk_tokens:
+                docs.append(tuple(run))
+                run, used = [], 0
+                cost = table.count(i, view.index)
+            run.append(i)
+            used += cost
+        if run:
+            docs.append(tuple(run))
+    texts = [CHUNK_DOC_JOINER.join(text[table.spans[d][0] : table.spans[d][1]] for d in run) for run in docs]
+    # chunks are counted whole once per view; the packing above summed document counts, which a seam
+    # may change by a token, so a chunk over the size loses its last documents here
+    tokens: list[int] = []
+    for c, chunk in enumerate(texts):
+        n = count(chunk)
+        while chunk_tokens is not None and n > chunk_tokens and len(docs[c]) > 1:
+            docs[c] = docs[c][:-1]
+            chunk = texts[c] = CHUNK_DOC_JOINER.join(text[table.spans[d][0] : table.spans[d][1]] for d in docs[c])
+            n = count(chunk)
+        tokens.append(n)
+    built = ChunkTable(
+        docs=docs,
+        texts=texts,
+        tokens=tokens,
+        folded=[t.casefold() for t in texts],
+        starts=[table.spans[run[0]][0] for run in docs],
+    )
+    tables[chunk_tokens] = built
+    return built
+
+
+def _gold_chunk(
+    view: HaystackView, table: ChunkTable, host: int, gold: str, chunk_tokens: int | None, rng: random.Random
+) -> tuple[str, str, int]:
+    """(text before the gold document, the gold document and what follows, token count) of the gold chunk."""
+    if chunk_tokens is None:
+        return "", gold, view.index.tokenizer.count(gold)
+    text = view.index.text
+    spans = view.passages.spans
+    others = [text[spans[d][0] : spans[d][1]] for d in table.docs[host]]
+    at = rng.randrange(len(others) + 1)
+    count = view.index.tokenizer.count
+    while True:
+        before = others[:at]
+        after = others[at:]
+        head = "".join(part + CHUNK_DOC_JOINER for part in before)
+        tail = gold + "".join(CHUNK_DOC_JOINER + part for part in after)
+        n = count(head + tail)
+        if n <= chunk_tokens or not others:
+            return head, tail, n
+        # drop the document farthest from the gold one, so the gold keeps its neighbours
+        if len(after) >= len(before):
+            others.pop()
+        else:
+            others.pop(0)
+            at -= 1
+
+
+def _order(
+    table: ChunkTable, chunking: Chunking, eligible: list[bool], host: int, question: str, rng: random.Random
+) -> list[int]:
+    """Candidate distractor chunks in the order they are taken (and, but for `ranked_reverse`, shown)."""
+    n = len(table.texts)
+    if chunking.order == "haystack":
+        return [c for c in [*range(host + 1, n), *range(host)] if eligible[c]]
+    pool = [c for c in range(n) if c != host and eligible[c]]
+    if chunking.order == "random":
+        return rng.sample(pool, len(pool))
+    return table.bm25().ranking(question, pool)
+
+
+def place_chunks(
+    view: HaystackView,
+    *,
+    chunking: Chunking,
+    start: int,
+    target: int,
+    gold: str,
+    depth: float,
+    rng: random.Random,
+    layout: DocumentLayout,
+    question: str,
+    forbidden: Sequence[str],
+    prefix: str = "",
+    suffix: str = "",
+) -> tuple[Placement, dict[str, object]]:
+    """k chunks (the gold one at the depth's slot) exactly `target` tokens over `prefix + context + suffix`."""
+    table = chunk_table(view, chunking.chunk_tokens)
+    eligible = table.eligible(forbidden)
+    hosts = [c for c in range(len(table.texts)) if eligible[c]]
+    if not hosts:
+        raise ContractError("every chunk of the haystack holds an answer or a gold name; the item has no host chunk")
+    if chunking.order == "haystack":
+        host = next((c for c in hosts if table.starts[c] >= start), hosts[0])
+    else:
+        host = hosts[rng.randrange(len(hosts))]
+    head, tail, gold_tokens = _gold_chunk(view, table, host, gold, chunking.chunk_tokens, rng)
+    candidates = _order(table, chunking, eligible, host, question, rng)
+    enc = view.counter.encoded
+    base = layout.index_base
+
+    def label(slot: int) -> str:
+        return layout.label.format(index=slot + base)
+
+    # how many distractors: fixed, or as many as fit (each costs its label, its text and a joiner)
+    frame = enc(prefix) + enc(suffix) + 2  # a little room for the seams
+    fixed = enc(label(0)) + gold_tokens + enc(DOCUMENT_JOINER)
+    if chunking.chunks is not None:
+        wanted = chunking.chunks - 1
+        if len(candidates) < wanted:
+            raise ContractError(
+                f"the haystack has {len(candidates)} answer-free chunks besides the gold one, fewer than the "
+                f"{wanted} distractor chunks of `chunks: {chunking.chunks}`; raise `haystack.builder.count`"
+            )
+        chosen = candidates[:wanted]
+    else:
+        chosen = []
+        used = frame + fixed
+        for c in candidates:
+            cost = enc(label(len(chosen) + 1)) + table.tokens[c] + enc(DOCUMENT_JOINER)
+            if used + cost > target:
+                break
+            chosen.append(c)
+            used += cost
+        else:
+            raise ContractError(
+                f"the documents haystack runs out of chunks for length {target}; raise `haystack.builder.count`"
+            )
+    state = rng.getstate()
+    while True:
+        rng.setstate(state)
+        result = _assemble(view, table, chunking, chosen, (head, tail), depth, layout, target, prefix, suffix)
+        if result is not None:
+            break
+        if chunking.chunks is not None or not chosen:
+            need = sum(table.tokens[c] for c in chosen) + gold_tokens
+            raise ContractError(
+                f"{len(chosen) + 1} chunks ({need:,} tokens without labels) do not fit in {target} tokens; "
+                "use a longer length, fewer `chunks` or a smaller `chunk_tokens`"
+            )
+        chosen.pop()
+    placement, info = result
+    info["host_chunk"] = host
+    info["chunk_sizes"] = [gold_tokens if size is None else size for size in info["chunk_sizes"]]  # type: ignore[attr-defined]
+    return placement, info
+
+
+def _assemble(
+    view: HaystackView,
+    table: ChunkTable,
+    chunking: Chunking,
+    chosen: list[int],
+    gold_parts: tuple[str, str],
+    depth: float,
+    layout: DocumentLayout,
+    target: int,
+    prefix: str,
+    suffix: str,
+) -> tuple[Placement, dict[str, object]] | None:
+    shown = list(reversed(chosen)) if chunking.order == "ranked_reverse" else list(chosen)
+    count = len(shown) + 1
+    slot = gold_slot(depth, count)
+    order: list[int | None] = [*shown[:slot], None, *shown[slot:]]  # None: the gold chunk
+    head, tail = gold_parts
+    pieces: list[str] = []
+    gold_piece = -1
+    for i, c in enumerate(order):
+        joiner = "" if i == count - 1 else DOCUMENT_JOINER
+        pieces.append(layout.label.format(index=i + layout.index_base))
+        if c is None:
+            if head:
+                pieces.append(head)
+            gold_piece = len(pieces)
+            pieces.append(tail + joiner)
+        else:
+            pieces.append(table.texts[c] + joiner)
+    enc = view.counter.encoded
+    whole = view.index.tokenizer.count
+    body = "".join(pieces)
+    middle = sum(enc(p) for p in pieces[1:-1])
+
+    def by_pieces(pad: str) -> int:
+        return enc(prefix + pieces[0]) + middle + enc(pieces[-1] + pad + suffix)
+
+    def by_whole(pad: str) -> int:
+        return whole(prefix + body + pad + suffix)
+
+    if table.pieces_ok is None:
+        table.pieces_ok = by_pieces("") == by_whole("")
+    measure: Callable[[str], int] = by_pieces if table.pieces_ok else by_whole
+    pad = pad_to(True, layout.filler, target, measure)
+    if pad is None:
+        return None
+    context = body + pad
+    chars = len("".join(pieces[:gold_piece]))
+    if table.pieces_ok:
+        before = sum(enc(p) for p in pieces[:gold_piece])
+        context_tokens = sum(enc(p) for p in pieces[:-1]) + enc(pieces[-1] + pad)
+    else:
+        before = whole(context[:chars])
+        context_tokens = whole(context)
+    placement = Placement(
+        start=0,
+        end=0,
+        inserts=(Insert(0, context),),
+        total_tokens=target,
+        context_tokens=context_tokens,
+        needle_tokens=(before,),
+        needle_chars=(chars,),
+    )
+    sizes = [table.tokens[c] if c is not None else None for c in order]
+    info: dict[str, object] = {
+        "count": count,
+        "gold_index": [slot + layout.index_base],
+        "gold_slot": [slot],
+        "filler_tokens": view.index.tokenizer.count(pad) if pad else 0,
+        "filler": layout.filler if pad else None,
+        "chunk_tokens": chunking.chunk_tokens,
+        "order": chunking.order,
+        "retriever": "bm25" if chunking.order.startswith("ranked") else None,
+        "chunk_ids": order,
+        "chunk_sizes": sizes,
+    }
+    return placement, info
+
+
+def chunking_of(structure: dict[str, Any] | None) -> Chunking | None:
+    """The chunk settings a draw carries (`structure.chunking`), or None for plain documents."""
+    settings = (structure or {}).get("chunking")
+    return Chunking(**settings) if settings else None

@@ -1,0 +1,162 @@
+"""RAG-chunk contexts (`chunk_tokens`, `chunks`, `chunk_order`), checked by reading the compiled text.
+
+The context is split into its chunks on the labels alone; each chunk is re-encoded on its own, the
+answer is looked for in every chunk, and the ranked orders are compared with each other and with a
+random order by how many question words their chunks share. The BM25 retriever is checked against
+scores worked out from the formula by hand.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tiktoken
+import yaml
+
+from needlec.api import load_spec
+from needlec.compile.pipeline import CompileOptions, compile_spec
+from needlec.errors import SpecError
+from needlec.haystacks.retrieval import BM25, terms
+
+ROOT = Path(__file__).resolve().parents[1]
+CHUNK = re.compile(r"^Retrieved chunk (\d+):\n", re.MULTILINE)
+ORDERS = ["ranked", "ranked_reverse", "random"]
+C = 300
+K = 5
+Compiled = dict[str, list[dict[str, Any]]]
+
+
+def _spec(folder: Path, order: str, **needle: Any) -> Path:
+    spec = yaml.safe_load((ROOT / "specs" / "ruler.yaml").read_text(encoding="utf-8"))
+    spec["name"] = f"rag-{order}"
+    spec["grid"]["lengths"] = [3000]
+    task = spec["variants"]["task"]["rag_chunk"]
+    task["grid"] = {"depths": [0, 50, 100], "repeats": 3}
+    task["needle"] = {"task": "rag_chunk", "chunk_tokens": C, "chunks": K, "chunk_order": order, **needle}
+    spec["variants"]["task"] = {"rag_chunk": task}
+    path = folder / f"{order}.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    folder = tmp_path_factory.mktemp("rag")
+    out: dict[str, list[dict[str, Any]]] = {}
+    for order in ORDERS:
+        target = folder / order
+        compile_spec(_spec(folder, order), target, CompileOptions(progress=False))
+        lines = (target / "data" / "rag_chunk" / "cl100k_base.jsonl").read_text(encoding="utf-8").splitlines()
+        out[order] = [json.loads(line) for line in lines]
+    return out
+
+
+def _chunks(item: dict[str, Any]) -> list[str]:
+    span = item["context_span"]
+    context = item["messages"][span["message"]]["content"][span["start"] : span["end"]]
+    marks = list(CHUNK.finditer(context))
+    assert [int(m.group(1)) for m in marks] == list(range(1, len(marks) + 1))
+    texts = []
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(context)
+        texts.append(context[mark.end() : end])
+    # the filler after the last chunk is a blank line and " ." repeated
+    texts[-1] = re.sub(r"\n\n( \.)+$", "", texts[-1])
+    return [t.strip("\n") for t in texts]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_k_chunks_within_the_size_gold_at_the_depths_rank(compiled: Compiled, order: str) -> None:
+    encoding = tiktoken.get_encoding("cl100k_base")
+    items = compiled[order]
+    assert len(items) == 3 * 3
+    for item in items:
+        span = item["context_span"]
+        context = item["messages"][span["message"]]["content"][span["start"] : span["end"]]
+        assert len(encoding.encode(context)) == item["context_tokens"]
+        chunks = _chunks(item)
+        assert len(chunks) == K
+        for text in chunks:
+            assert len(encoding.encode(text)) <= C
+            # whole documents only: every line of a chunk ends a sentence
+            assert all(line.rstrip().endswith((".", "!", "?")) for line in text.split("\n"))
+        (aliases,) = item["answers"]
+        holding = [i + 1 for i, text in enumerate(chunks) if any(a.casefold() in text.casefold() for a in aliases)]
+        # by hand: depth 0 -> chunk 1, 50 -> chunk 3 of 5, 100 -> chunk 5
+        assert holding == [{0.0: 1, 50.0: 3, 100.0: 5}[item["depth_percent"]]]
+        needle = item["needles"][0]
+        assert needle["text"] in chunks[holding[0] - 1]
+        assert context[needle["char_offset"] :].startswith(needle["text"])
+        assert len(encoding.encode(context[: needle["char_offset"]])) == needle["token_offset"]
+
+
+def test_reverse_shows_the_same_chunks_backwards(compiled: dict[str, list[dict[str, Any]]]) -> None:
+    for ranked, reverse in zip(compiled["ranked"], compiled["ranked_reverse"], strict=True):
+        assert ranked["seed"] == reverse["seed"]
+        a = [c for c in ranked["structure"]["documents"]["chunk_ids"] if c is not None]
+        b = [c for c in reverse["structure"]["documents"]["chunk_ids"] if c is not None]
+        assert a == b[::-1]
+
+
+def test_ranked_chunks_share_more_question_words_than_random_ones(compiled: dict[str, list[dict[str, Any]]]) -> None:
+    def shared(items: list[dict[str, Any]]) -> float:
+        total = 0
+        count = 0
+        for item in items:
+            question = set(re.findall(r"[a-z]+", item["question"].lower()))
+            for text in _chunks(item):
+                if any(a.casefold() in text.casefold() for a in item["answers"][0]):
+                    continue  # the gold chunk
+                total += len(question & set(re.findall(r"[a-z]+", text.lower())))
+                count += 1
+        return total / count
+
+    assert shared(compiled["ranked"]) > shared(compiled["random"])
+    # the instruction says how the chunks are listed
+    assert "rank 1 first" in compiled["ranked"][0]["values"]["instruction"]
+    assert "no particular order" in compiled["random"][0]["values"]["instruction"]
+
+
+def test_bm25_by_hand() -> None:
+    docs = ["the cat sat", "the dog sat on the mat", "a bird"]
+    bm25 = BM25(docs)
+    average = (3 + 6 + 2) / 3
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # "cat" and "mat" each occur in one document of three
+
+    def part(tf: int, length: int) -> float:
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
+
+    scores = bm25.scores("Cat? MAT")
+    assert scores == pytest.approx([part(1, 3), part(1, 6), 0.0])
+    assert bm25.ranking("cat mat") == [0, 1, 2]
+    assert bm25.ranking("bird", among=[0, 1]) == [0, 1]  # ties go to the earlier text
+    # unspaced scripts count each character as a term
+    assert terms("北京大学 Peking") == ["北", "京", "大", "学", "peking"]
+
+
+def test_chunk_fields_belong_to_rag_chunk(tmp_path: Path) -> None:
+    spec = yaml.safe_load((ROOT / "specs" / "ruler.yaml").read_text(encoding="utf-8"))
+    spec["variants"]["task"]["qa_1"]["needle"]["chunk_order"] = "ranked"
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    rendered = info.value.render()
+    assert "`chunk_order` applies to `task: rag_chunk` only" in rendered
+    assert f"{path}:" in rendered
+
+
+def test_too_many_chunks_for_the_length_is_a_clean_error(tmp_path: Path) -> None:
+    path = _spec(tmp_path, "ranked")
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    spec["variants"]["task"]["rag_chunk"]["needle"]["chunks"] = 40
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    with pytest.raises(Exception) as info:
+        compile_spec(path, tmp_path / "out", CompileOptions(progress=False))
+    assert "40 chunks" in str(info.value) and "do not fit" in str(info.value)
+    assert not (tmp_path / "out").exists()
