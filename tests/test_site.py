@@ -80,7 +80,6 @@ def test_every_shipped_spec_has_a_full_page(site: tuple[Path, Any]) -> None:
 
 NO_PREVIEW = {
     "mlneedle-online": "its haystack is downloaded",
-    "mlneedle-ranked": "its distractors are ranked with an embedding model",
 }
 """Shipped specs whose pages compile nothing offline in seconds, and the reason each page gives."""
 

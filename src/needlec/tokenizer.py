@@ -15,6 +15,7 @@ import os
 import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -127,6 +128,16 @@ class Tokenizer(ABC):
         point a candidate for exact counting by parts (`needlec.haystacks.index`)."""
         return None
 
+    def identity(self) -> str:
+        """What its segmentation depends on: kind, name, vocabulary and the library's version (the key of
+        cached haystack indexes)."""
+        library = {"TiktokenTokenizer": "tiktoken", "HFTokenizer": "tokenizers"}.get(type(self).__name__, "")
+        try:
+            release = version(library) if library else ""
+        except PackageNotFoundError:
+            release = ""
+        return f"{type(self).__name__}|{self.name}|{self.vocab_sha256}|{library} {release}"
+
     def describe(self) -> dict[str, str]:
         out = {"name": self.name, "vocab_sha256": self.vocab_sha256, "kind": type(self).__name__}
         if self.chat_template is not None:  # only then, so other manifests keep their bytes
@@ -184,11 +195,19 @@ class TiktokenTokenizer(Tokenizer):
 
         if self._byte_lengths is None:
             lengths = np.zeros(self._enc.n_vocab, dtype=np.int64)
-            for token in range(self._enc.n_vocab):
-                try:
-                    lengths[token] = len(self._enc.decode_single_token_bytes(token))
-                except KeyError:
-                    continue
+            ranks: dict[bytes, int] | None = getattr(self._enc, "_mergeable_ranks", None)
+            specials: dict[str, int] | None = getattr(self._enc, "_special_tokens", None)
+            if ranks is not None and specials is not None:  # read off the tables, without 100K decode calls
+                for piece, token in ranks.items():
+                    lengths[token] = len(piece)
+                for name, token in specials.items():
+                    lengths[token] = len(name.encode("utf-8"))
+            else:
+                for token in range(self._enc.n_vocab):
+                    try:
+                        lengths[token] = len(self._enc.decode_single_token_bytes(token))
+                    except KeyError:
+                        continue
             self._byte_lengths = lengths
         return self._byte_lengths
 

@@ -43,7 +43,13 @@ SELECTIONS: dict[str, dict[str, list[str]]] = {
     "atc/atc-v1-mc": {"repeat": ["0"], "tokenizer": ["cl100k_base"]},
     "atc/atc-v1-mc-haystack": {"length": ["4000"], "repeat": ["0"], "tokenizer": ["cl100k_base"]},
     "atc/atc-v2": {"repeat": ["0"], "tokenizer": ["cl100k_base"]},
-    "mlneedle/mlneedle-question-language": {"length": ["512"], "repeat": ["0"]},
+    "mlneedle/mlneedle-question-language": {"length": ["512", "4000"], "repeat": ["0"], "depth": ["0", "50"]},
+    "mlneedle/mlneedle-random": {
+        "config": ["en-zh-en-exact", "zh-mul-en-existence"],
+        "length": ["4000"],
+        "depth": ["0"],
+        "haystack": ["h0"],
+    },
     "needlebench/base": {},
     **{
         f"needlebench/needlebench-{size}": {
@@ -65,8 +71,6 @@ SELECTIONS: dict[str, dict[str, list[str]]] = {
 }
 
 NOT_PINNED = {
-    "mlneedle/mlneedle-ranked": "its first compile embeds every candidate passage of a language (several minutes on "
-    "two cores), too slow for the suite until the corpora ship their vectors; its data path is pinned by `mlneedle`",
     "mlneedle/mlneedle-online": "an example that downloads its haystacks and pins placeholder hashes to be filled in",
 }
 """Shipped specs without a golden record, and why."""

@@ -157,8 +157,8 @@ class Prepared:
     def haystacks(self, spec: Spec) -> list[Haystack]:
         key = spec.haystack.model_dump_json() + f"|{spec.seed}" + self.filters.key(spec)
         if key not in self._haystacks:
-            documents = self.documents(spec)
-            if not any(d.text.strip() for d in documents):
+            documents = self.documents(spec) if reads_sources(spec) else []
+            if reads_sources(spec) and not any(d.text.strip() for d in documents):
                 at = ("haystack", "sources")
                 problem = Problem("the haystack sources produced no text", self.plan.doc.locate(at), dotted(at))
                 raise SpecError([problem], "the haystack is empty:")
@@ -199,7 +199,13 @@ class Prepared:
                     self._starts[haystack.sha256] = [p for p in boundary_positions(text, "sentence") if p < len(text)]
                 starts = self._starts[haystack.sha256]
             self._views[key] = _index(
-                haystack, self.tokenizer(spec, label), max_length, random_start, spec.haystack.joiner, starts
+                haystack,
+                self.tokenizer(spec, label),
+                max_length,
+                random_start,
+                spec.haystack.joiner,
+                starts,
+                self.context.cache_dir / "indexes",
             )
         return self._views[key]
 
@@ -218,6 +224,12 @@ def source_key(config: Any) -> str:
     return str(config.model_dump_json(exclude={"filters"}))
 
 
+def reads_sources(spec: Spec) -> bool:
+    """Whether the spec's haystack builder reads its sources (RULER's generated haystacks do not, so
+    their compiles neither load nor list them)."""
+    return bool(getattr(type(spec.haystack.builder), "reads_sources", True))
+
+
 def haystack_key(spec: Spec, documents: list[SourceDocument]) -> str:
     """Canonical hash of everything a builder's haystacks depend on (builders are pure functions
     of their settings, the filtered documents, the joiner and the seed)."""
@@ -233,9 +245,16 @@ def haystack_key(spec: Spec, documents: list[SourceDocument]) -> str:
 
 
 def _index(
-    haystack: Haystack, tokenizer: Tokenizer, max_length: int, random_start: bool, joiner: str, starts: list[int]
+    haystack: Haystack,
+    tokenizer: Tokenizer,
+    max_length: int,
+    random_start: bool,
+    joiner: str,
+    starts: list[int],
+    cache: Path | None = None,
 ) -> HaystackView:
-    """Index just enough (repeated) haystack text for the longest item, plus margins."""
+    """Index just enough (repeated) haystack text for the longest item, plus margins (the index read from
+    `cache` when the same text was indexed before with the same tokenizer)."""
     base = haystack.text
     needed = int(max_length * 1.05) + 4096
     sample = base[:200_000]
@@ -244,7 +263,7 @@ def _index(
     chars = int(needed * chars_per_token * 1.3) + extra + 10_000
     while True:
         text, copies = repeat_to(base, joiner, chars)
-        index = HaystackIndex(haystack, text[:chars], copies, tokenizer)
+        index = HaystackIndex(haystack, text[:chars], copies, tokenizer, cache)
         first_token = index.token_at(max(starts))
         if index.n_tokens >= first_token + needed:
             return HaystackView(index=index, counter=Counter(index), starts=starts, base_chars=len(base))
@@ -704,7 +723,7 @@ def _manifest(
     configs: dict[str, dict[str, Any]] = {}
     sources: dict[str, dict[str, Any]] = {}
     for config, _ in units:
-        for source in prepared.sources(config.spec):
+        for source in prepared.sources(config.spec) if reads_sources(config.spec) else []:
             sources[source.sha256 + source.name] = source.describe()
         entries = [
             file_entry(root, rel, label, rows) for (name, label), (rel, rows) in files.items() if name == config.name

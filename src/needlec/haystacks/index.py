@@ -22,6 +22,7 @@ import functools
 import hashlib
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from needlec.tokenizer import Tokenizer
@@ -78,20 +79,36 @@ def boundary_positions(text: str, snap: str) -> list[int]:
 class HaystackIndex:
     """A haystack text tokenized once by one tokenizer, with lookups the placement engine needs."""
 
-    def __init__(self, haystack: Haystack, text: str, copies: int, tokenizer: Tokenizer) -> None:
-        import numpy as np
-
+    def __init__(
+        self, haystack: Haystack, text: str, copies: int, tokenizer: Tokenizer, cache: Path | None = None
+    ) -> None:
+        """Tokenize `text` and find its safe points; with `cache`, a folder, read them from there when
+        this text was indexed before with the same tokenizer (and store them there when not)."""
         self.haystack = haystack
         self.text = text
         self.copies = copies
         self.tokenizer = tokenizer
-        starts = tokenizer.token_starts(text)
+        stored = _load(cache, text, tokenizer) if cache is not None else None
+        if stored is None:
+            stored = self._segment()
+            if cache is not None:
+                _store(cache, text, tokenizer, stored)
+        starts, self.safe, self.safe_tok, self.safe_classes = stored
         self.n_tokens = len(starts)
-        self.tok_char: list[int] = [*starts.tolist(), len(text)]
+        self.tok_char: list[int] = [*starts, len(text)]
+        self._boundaries: dict[str, list[int]] = {}
+        self.local = len(self.safe) >= 4
+
+    def _segment(self) -> Segmentation:
+        """Token starts, safe points (characters and token indexes) and the classes that verified."""
+        import numpy as np
+
+        text, tokenizer = self.text, self.tokenizer
+        starts = tokenizer.token_starts(text)
         pretokens = tokenizer.pretoken_starts(text)
         kept_chars = []
         kept_toks = []
-        self.safe_classes: list[str] = []
+        classes: list[str] = []
         import regex
 
         for name, pattern in SAFE_CLASSES.items():
@@ -108,18 +125,14 @@ class HaystackIndex:
             if len(chars) >= 4 and self._verifies(chars, toks):
                 kept_chars.append(chars)
                 kept_toks.append(toks)
-                self.safe_classes.append(name)
-        if kept_chars:
-            merged = np.concatenate(kept_chars)
-            order = np.argsort(merged, kind="stable")
-            merged, tokens = merged[order], np.concatenate(kept_toks)[order]
-            unique = np.concatenate(([True], merged[1:] != merged[:-1]))
-            self.safe: list[int] = merged[unique].tolist()
-            self.safe_tok: list[int] = tokens[unique].tolist()
-        else:
-            self.safe, self.safe_tok = [], []
-        self._boundaries: dict[str, list[int]] = {}
-        self.local = len(self.safe) >= 4
+                classes.append(name)
+        if not kept_chars:
+            return starts.tolist(), [], [], classes
+        merged = np.concatenate(kept_chars)
+        order = np.argsort(merged, kind="stable")
+        merged, tokens = merged[order], np.concatenate(kept_toks)[order]
+        unique = np.concatenate(([True], merged[1:] != merged[:-1]))
+        return starts.tolist(), merged[unique].tolist(), tokens[unique].tolist(), classes
 
     def _verifies(self, chars: np.ndarray, toks: np.ndarray) -> bool:
         """Do token counts add up across these candidate points on this text? Checked on a spread sample
@@ -154,3 +167,56 @@ class HaystackIndex:
     def safe_at_or_after(self, char: int) -> int | None:
         i = bisect.bisect_left(self.safe, char)
         return i if i < len(self.safe) else None
+
+
+Segmentation = tuple[list[int], list[int], list[int], list[str]]
+"""Token starts, safe points, their token indexes, and the safe classes that verified."""
+
+INDEX_FORMAT = 1
+"""Bump when what `HaystackIndex._segment` computes changes, so older cached indexes are not read."""
+
+
+def _index_key(text: str, tokenizer: Tokenizer) -> str:
+    identity = f"{INDEX_FORMAT}|{tokenizer.identity()}|{sorted(SAFE_CLASSES.items())}|{LOCALITY_SAMPLES}"
+    digest = hashlib.sha256(identity.encode("utf-8"))
+    digest.update(b"\0")
+    digest.update(text.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _load(cache: Path, text: str, tokenizer: Tokenizer) -> Segmentation | None:
+    """A cached segmentation of `text`, or None (absent, damaged, or for another text or tokenizer)."""
+    import numpy as np
+
+    path = cache / f"{_index_key(text, tokenizer)}.npz"
+    try:
+        with np.load(path) as data:
+            classes = [str(c) for c in data["classes"]]
+            return data["starts"].tolist(), data["safe"].tolist(), data["safe_tok"].tolist(), classes
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _store(
+    cache: Path, text: str, tokenizer: Tokenizer, stored: tuple[list[int], list[int], list[int], list[str]]
+) -> None:
+    import io
+
+    import numpy as np
+
+    from needlec.util.atomic import write_file_atomic
+
+    starts, safe, safe_tok, classes = stored
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        starts=np.asarray(starts, dtype=np.int64),
+        safe=np.asarray(safe, dtype=np.int64),
+        safe_tok=np.asarray(safe_tok, dtype=np.int64),
+        classes=np.asarray(classes, dtype=str),
+    )
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        write_file_atomic(cache / f"{_index_key(text, tokenizer)}.npz", buffer.getvalue())
+    except OSError:
+        pass  # a cache that cannot be written only costs the next compile the indexing

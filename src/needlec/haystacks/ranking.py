@@ -82,7 +82,8 @@ class PassageRanker:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         try:
-            return embed(texts, self.encoder, self.cache, self.config.batch_size, lambda n: None)
+            # a bar on stderr while texts are encoded (none when every vector is cached or shipped)
+            return embed(texts, self.encoder, self.cache, self.config.batch_size, lambda n: None, progress=True)
         except FilterError as exc:
             raise ContractError(f"haystack.builder.rank: {exc}") from None
 

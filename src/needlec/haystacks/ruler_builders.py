@@ -45,6 +45,8 @@ def _rng(seed: int, name: str) -> random.Random:
 class RepeatBuilder(StrictModel):
     """One haystack: the shipped noise sentences, cycled."""
 
+    reads_sources: ClassVar[bool] = False  # its text is generated: the spec's sources are not read
+
     type: Literal["repeat"] = Field(description="Selects the repeated noise sentences (RULER's noise haystack).")
     cycles: int = Field(
         6000,
@@ -57,6 +59,8 @@ class RepeatBuilder(StrictModel):
 class NeedleFillerBuilder(StrictModel):
     """One haystack of key-value sentences with fresh keys and values (RULER's needle haystack)."""
 
+    reads_sources: ClassVar[bool] = False  # its text is generated: the spec's sources are not read
+
     type: Literal["needle_filler"] = Field(description="Selects the needle-filler haystack.")
     count: int = Field(12000, ge=1, le=1_000_000, description="Filler sentences.")
     key_kind: TokenKind = Field("words", description="Keys: `words`, `numbers` or `uuids`.")
@@ -65,6 +69,8 @@ class NeedleFillerBuilder(StrictModel):
 
 class RulerWordsBuilder(StrictModel):
     """One haystack: a word list, one word per line, for RULER's CWE or FWE."""
+
+    reads_sources: ClassVar[bool] = False  # its text is generated: the spec's sources are not read
 
     type: Literal["ruler_words"] = Field(description="Selects the word-list haystack of CWE and FWE.")
     mode: Literal["cwe", "fwe"] = Field(description="`cwe`: real and pseudo words; `fwe`: coded words and noise.")
@@ -75,6 +81,8 @@ class RulerWordsBuilder(StrictModel):
 
 class RulerDocumentsBuilder(StrictModel):
     """One haystack of short fictional documents, the distractors of RULER's QA and RAG-chunk tasks."""
+
+    reads_sources: ClassVar[bool] = False  # its text is generated: the spec's sources are not read
 
     layout: ClassVar[str] = "documents"  # items over these haystacks use the `documents` layout
 

@@ -159,13 +159,16 @@ def preview_select(plan: Plan, grids: list[ConfigGrid]) -> dict[str, set[str]]:
 
 def no_preview(plan: Plan, cache_dir: Path | None) -> str | None:
     """Why a page gets no compiled preview, or None: a haystack that must be downloaded (offline builds
-    stay offline) or distractors ranked by an embedding model (minutes on a first compile)."""
+    stay offline) or distractors ranked by an embedding model whose vectors do not ship with the
+    embedded corpora (minutes on a first compile)."""
     from needlec.compile.pipeline import default_cache_dir
+    from needlec.haystacks.filters.encoders import model_id, shipped_vectors
 
     if uncached_download(plan, cache_dir or default_cache_dir()) is not None:
         return "its haystack is downloaded (a `url` source), and the site is built offline"
     for config in plan.configs:
-        if getattr(config.spec.haystack.builder, "rank", None) is not None:
+        rank = getattr(config.spec.haystack.builder, "rank", None)
+        if rank is not None and shipped_vectors(model_id(rank.encoder, rank.model)) is None:
             return "its distractors are ranked with an embedding model, which takes minutes on a first compile"
     return None
 

