@@ -55,15 +55,28 @@ def script_of(text: str) -> str:
     return {"LATIN": "Latin", "ARABIC": "Arabic", "DEVANAGARI": "Devanagari", "CJK": "Han"}[top]
 
 
+def _spaced_word_char(char: str) -> bool:
+    """A letter, mark or digit of a script that puts spaces between words (not Han)."""
+    return (char.isalnum() or unicodedata.category(char).startswith("M")) and script_of(char) != "Han"
+
+
 def holds(text: str, alias: str) -> bool:
-    """`alias` in `text`, casefolded and NFKC; a whole word unless it is written in Han."""
+    """`alias` in `text`, casefolded and NFKC; a whole word unless it is written in Han (a Han character
+    next to it ends a word: "4827" is whole in "了4827毫米")."""
     hay = unicodedata.normalize("NFKC", text).casefold()
     term = unicodedata.normalize("NFKC", alias).casefold().strip()
     if not term:
         return False
     if script_of(term) == "Han":
         return term in hay
-    return re.search(rf"(?<![\w]){re.escape(term)}(?![\w])", hay) is not None
+    at = hay.find(term)
+    while at >= 0:
+        before = hay[at - 1] if at else " "
+        after = hay[at + len(term)] if at + len(term) < len(hay) else " "
+        if not _spaced_word_char(before) and not _spaced_word_char(after):
+            return True
+        at = hay.find(term, at + 1)
+    return False
 
 
 def check_item(item: dict[str, Any], encode: Any) -> tuple[list[tuple[str, str]], bool | None]:

@@ -50,7 +50,9 @@ def _cjk(char: str) -> bool:
     return "\u3000" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff"
 
 
-def check_item(item: dict[str, Any], haystack: str, tolerance: float, encode: Any) -> list[tuple[str, str]]:
+def check_item(
+    item: dict[str, Any], haystack: str, tolerance: float, encode: Any, lines: bool = False
+) -> list[tuple[str, str]]:
     """The defects of one item as (kind, detail) pairs (empty when none)."""
     defects: list[tuple[str, str]] = []
     span = item["context_span"]
@@ -64,7 +66,10 @@ def check_item(item: dict[str, Any], haystack: str, tolerance: float, encode: An
         defects.append(("ends inside a sentence", f"{haystack[max(0, end - 40) : end]!r}|{haystack[end : end + 20]!r}"))
     if end < len(haystack) and inside_word(haystack[end - 1 : end] or " ", haystack[end]):
         defects.append(("ends inside a word", f"{haystack[end - 10 : end + 10]!r}"))
-    if not ends_sentence(context):
+    # a word list (`snap: line`) ends where a line of the haystack ends, or with whole-line needles
+    # after a window that ends on a line break
+    line_end = lines and (haystack[end : end + 1] in ("", "\n") or haystack[:end].endswith("\n"))
+    if not ends_sentence(context) and not line_end:
         defects.append(("the context ends inside a sentence", f"...{context[-40:]!r}"))
     if encode is None:
         return defects
@@ -117,6 +122,7 @@ def check(spec: Path, dataset: Path, configs: set[str] | None = None) -> dict[tu
     prepared = Prepared(plan, Path.home() / ".cache" / "needlec")
     texts: dict[str, str] = {}
     tolerances = {c.name: c.spec.placement.depth_tolerance for c in plan.configs}
+    by_lines = {c.name: c.spec.placement.snap == "line" for c in plan.configs}
     encoders: dict[str, Any] = {}
     found: dict[tuple[str, str], list[str]] = {}
     for item in _rows(dataset, configs):
@@ -130,7 +136,8 @@ def check(spec: Path, dataset: Path, configs: set[str] | None = None) -> dict[tu
                 encoders[name] = tiktoken.get_encoding(name).encode_ordinary
             except ValueError:
                 encoders[name] = None
-        for kind, detail in check_item(item, texts[sha], tolerances[item["config"]], encoders[name]):
+        defects = check_item(item, texts[sha], tolerances[item["config"]], encoders[name], by_lines[item["config"]])
+        for kind, detail in defects:
             found.setdefault((item["config"], kind), []).append(f"{item['id']}: {detail}")
     return found
 

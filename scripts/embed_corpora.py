@@ -5,7 +5,7 @@ A spec whose `passages` builder has `rank` embeds every passage of its haystacks
 its items ask. For the shipped specs those texts come from the embedded corpora, so their vectors
 are computed once here and written to `corpora/needlec-corpora/src/needlec_corpora/vectors/`, one
 `.npz` per model (named like the embedding cache's folder for it), with the cache's keys
-(sha256 of model id and text) and float32 rows. `needlec` reads them as part of its embedding cache,
+(sha256 of model id and text, as 32 raw bytes) and float16 rows. `needlec` reads them as part of its embedding cache,
 and they win over locally computed vectors, so every machine ranks with the same ones.
 
     python scripts/embed_corpora.py                  # every shipped spec that ranks passages
@@ -32,11 +32,15 @@ OUT = ROOT / "corpora" / "needlec-corpora" / "src" / "needlec_corpora" / "vector
 
 
 def ranked_specs() -> list[Path]:
-    """Shipped specs whose text names a ranked `passages` builder and no downloaded source."""
+    """Shipped specs with a ranked `passages` builder in some config and no downloaded source."""
+    from needlec.compile.plan import load_plan
+
     found = []
     for path in sorted((ROOT / "specs").rglob("*.yaml")):
-        text = path.read_text(encoding="utf-8")
-        if "rank:" in text and "type: url" not in text and "rank: null" not in text:
+        if "type: url" in path.read_text(encoding="utf-8"):
+            continue
+        plan = load_plan(path)
+        if any(getattr(c.spec.haystack.builder, "rank", None) is not None for c in plan.configs):
             found.append(path)
     return found
 
@@ -61,14 +65,20 @@ def merge(cache: Path, out: Path) -> list[Path]:
         target = out / f"{folder.name}.npz"
         if target.is_file():
             with np.load(target) as data:
-                rows.update(zip((str(k) for k in data["keys"]), data["vectors"], strict=True))
+                rows.update(zip((bytes(k).hex() for k in data["keys"]), data["vectors"], strict=True))
         for shard in sorted(folder.glob("*.npz")):
             with np.load(shard) as data:
                 for key, row in zip(data["keys"], data["vectors"], strict=True):
                     rows.setdefault(str(key), row)
         keys = sorted(rows)
         buffer = io.BytesIO()
-        np.savez_compressed(buffer, keys=np.array(keys), vectors=np.stack([rows[k] for k in keys]).astype(np.float32))
+        # keys as rows of their 32 raw bytes (not numpy's "S32", which drops trailing zero bytes), rows as
+        # float16: half the size, and the same on every machine
+        np.savez_compressed(
+            buffer,
+            keys=np.frombuffer(b"".join(bytes.fromhex(k) for k in keys), dtype=np.uint8).reshape(len(keys), 32),
+            vectors=np.stack([rows[k] for k in keys]).astype(np.float16),
+        )
         out.mkdir(parents=True, exist_ok=True)
         write_file_atomic(target, buffer.getvalue())
         written.append(target)

@@ -125,8 +125,8 @@ def model_id(backend: str, model: str) -> str:
 
 def shipped_vectors(model: str) -> Any:
     """The vectors that ship with the embedded corpora for `model` (a file in `needlec_corpora/vectors/`,
-    named like the cache's folder), or None. They were computed by `scripts/embed_corpora.py` with the
-    same model id, so they are the vectors a fresh encode would give on the machine that made them."""
+    named like the cache's folder), or None. `scripts/embed_corpora.py` computed them with the same model
+    id and stored them as float16, so they equal a fresh encode to about three decimals."""
     try:
         import needlec_corpora
     except ImportError:
@@ -170,10 +170,11 @@ class EmbeddingCache:
                 except (OSError, ValueError, KeyError):
                     continue  # a damaged shard only costs re-encoding its texts
             shipped = shipped_vectors(self.model) if self.shipped else None
-            if shipped is not None:
+            if shipped is not None:  # keys as rows of 32 bytes, vectors as float16 (scripts/embed_corpora.py)
                 with shipped.open("rb") as handle, np.load(handle) as data:
-                    for key, row in zip(data["keys"], data["vectors"], strict=True):
-                        self._vectors[str(key)] = row
+                    rows = data["vectors"].astype(np.float32)
+                    for key, row in zip(data["keys"], rows, strict=True):
+                        self._vectors[bytes(key).hex()] = row
         return self._vectors
 
     def lookup(self, texts: list[str]) -> dict[str, np.ndarray]:
