@@ -88,11 +88,12 @@ class HaystackIndex:
         self.text = text
         self.copies = copies
         self.tokenizer = tokenizer
-        stored = _load(cache, text, tokenizer) if cache is not None else None
+        path = cache / f"{_index_key(text, tokenizer)}.npz" if cache is not None else None
+        stored = _load(path) if path is not None else None
         if stored is None:
             stored = self._segment()
-            if cache is not None:
-                _store(cache, text, tokenizer, stored)
+            if path is not None:
+                _store(path, stored)
         starts, self.safe, self.safe_tok, self.safe_classes = stored
         self.n_tokens = len(starts)
         self.tok_char: list[int] = [*starts, len(text)]
@@ -184,11 +185,10 @@ def _index_key(text: str, tokenizer: Tokenizer) -> str:
     return digest.hexdigest()
 
 
-def _load(cache: Path, text: str, tokenizer: Tokenizer) -> Segmentation | None:
-    """A cached segmentation of `text`, or None (absent, damaged, or for another text or tokenizer)."""
+def _load(path: Path) -> Segmentation | None:
+    """A cached segmentation, or None (absent or damaged)."""
     import numpy as np
 
-    path = cache / f"{_index_key(text, tokenizer)}.npz"
     try:
         with np.load(path) as data:
             classes = [str(c) for c in data["classes"]]
@@ -197,9 +197,7 @@ def _load(cache: Path, text: str, tokenizer: Tokenizer) -> Segmentation | None:
         return None
 
 
-def _store(
-    cache: Path, text: str, tokenizer: Tokenizer, stored: tuple[list[int], list[int], list[int], list[str]]
-) -> None:
+def _store(path: Path, stored: Segmentation) -> None:
     import io
 
     import numpy as np
@@ -216,7 +214,7 @@ def _store(
         classes=np.asarray(classes, dtype=str),
     )
     try:
-        cache.mkdir(parents=True, exist_ok=True)
-        write_file_atomic(cache / f"{_index_key(text, tokenizer)}.npz", buffer.getvalue())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_file_atomic(path, buffer.getvalue())
     except OSError:
         pass  # a cache that cannot be written only costs the next compile the indexing

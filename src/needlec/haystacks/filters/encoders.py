@@ -148,10 +148,9 @@ class EmbeddingCache:
     another CPU may differ in the last bits) and no compile of a shipped spec pays for encoding them.
     """
 
-    def __init__(self, root: Path, model: str, shipped: bool = True) -> None:
+    def __init__(self, root: Path, model: str) -> None:
         self.folder = root / cache_folder(model)
         self.model = model
-        self.shipped = shipped
         self._vectors: dict[str, np.ndarray] | None = None
 
     def key(self, text: str) -> str:
@@ -169,7 +168,7 @@ class EmbeddingCache:
                             self._vectors[str(key)] = row
                 except (OSError, ValueError, KeyError):
                     continue  # a damaged shard only costs re-encoding its texts
-            shipped = shipped_vectors(self.model) if self.shipped else None
+            shipped = shipped_vectors(self.model)
             if shipped is not None:  # keys as rows of 32 bytes, vectors as float16 (scripts/embed_corpora.py)
                 with shipped.open("rb") as handle, np.load(handle) as data:
                     rows = data["vectors"].astype(np.float32)
