@@ -193,6 +193,48 @@ def test_relevance_order_and_negatives(tmp_path: Path) -> None:
         assert "1873" not in context(row).replace(row["needles"][0]["text"] if row["needles"] else "", "")
 
 
+GERMAN = [
+    "Im Herbst sammeln die Kinder im Wald Pilze und Kastanien, und am Abend kocht die Großmutter daraus eine "
+    "warme Suppe für die ganze Familie.",
+    "Der Zug nach Hamburg fährt heute später ab, weil ein Baum auf die Gleise gefallen ist und die Strecke "
+    "erst geräumt werden muss.",
+    "Auf dem Markt verkauft ein alter Bauer Äpfel, Birnen und frischen Honig, und die Leute stehen schon am "
+    "frühen Morgen vor seinem Stand.",
+    "Die Schülerinnen üben jeden Donnerstag im Chor, denn im Dezember singen sie zum ersten Mal in der großen "
+    "Kirche der Stadt.",
+]
+
+
+@pytest.mark.parametrize("within", ["source", "haystack"])
+def test_each_source_ranked_on_its_own_and_merged_in_rounds(tmp_path: Path, within: str) -> None:
+    """Two sources, one English (two passages on the question's topic) and one German (none): with
+    `within: source` round r shows each source's r-th candidate, so the ranks alternate between the
+    sources while both have candidates; with `within: haystack` the English topical passages lead."""
+    folder = tmp_path / "spec"
+    spec = write_spec(folder, order="relevance")
+    (folder / "german.txt").write_text("\n\n".join(GERMAN) + "\n", encoding="utf-8")
+    text = spec.read_text(encoding="utf-8")
+    text = text.replace("paths: [corpus.txt]}]", "paths: [corpus.txt]}, {type: files, paths: [german.txt]}]")
+    text = text.replace("pool: 50,", f"pool: 50, within: {within},")
+    spec.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    compile_spec(spec, out, CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
+    english = set(TOPICAL + UNRELATED)
+    for row in rows_of(out):
+        ranked = row["structure"]["passages"]["ranked"]
+        shown = [t for t in shown_passages(row) if t != row["needles"][0]["text"]]
+        assert set(shown) == english | set(GERMAN)  # every clean passage fits in 1000 tokens
+        by_rank = [text for _, text in sorted(zip(ranked["ranks"], shown, strict=True))]
+        if within == "source":
+            for r in range(len(GERMAN)):  # both sources have a candidate in each of the first four rounds
+                pair = by_rank[2 * r : 2 * r + 2]
+                assert sum(t in english for t in pair) == 1, pair
+            assert all(t in english for t in by_rank[2 * len(GERMAN) :])
+            assert {by_rank[0], by_rank[1]} & set(TOPICAL)  # the English half of round 0 is topical
+        else:
+            assert set(by_rank[:2]) == set(TOPICAL)
+
+
 @pytest.mark.parametrize(
     ("text", "alias", "found"),
     [

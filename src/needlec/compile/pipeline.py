@@ -151,8 +151,10 @@ class Prepared:
         return out
 
     def documents(self, spec: Spec) -> list[SourceDocument]:
-        """Every source's documents after that source's filters (cached per filter run)."""
-        return [d for s in self.filters.apply(spec, self.sources(spec)) for d in s.documents]
+        """Every source's documents after that source's filters (cached per filter run), each tagged
+        with the index of its source."""
+        filtered = self.filters.apply(spec, self.sources(spec))
+        return [d if d.source == i else replace(d, source=i) for i, s in enumerate(filtered) for d in s.documents]
 
     def haystacks(self, spec: Spec) -> list[Haystack]:
         key = spec.haystack.model_dump_json() + f"|{spec.seed}" + self.filters.key(spec)
@@ -240,6 +242,7 @@ def haystack_key(spec: Spec, documents: list[SourceDocument]) -> str:
             "joiner": spec.haystack.joiner,
             "seed": spec.seed,
             "documents": documents_sha256(documents),
+            "sources": [d.source for d in documents],
         }
     )
 

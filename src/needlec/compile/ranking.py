@@ -39,7 +39,7 @@ def prepare_rankings(
     for key in keys:
         view = views[(key.haystack, key.tokenizer)]
         if slot_name not in view.rankers:
-            view.rankers[slot_name] = ranker_for(view.index.haystack.text, rank, cache_dir)
+            view.rankers[slot_name] = ranker_for(view.index.haystack, rank, cache_dir)
         _, _, _, draw = draw_item(config, key, view, kind)
         asks.setdefault((key.haystack, key.tokenizer), []).append((draw.question, gold_aliases(draw)))
     dropped = 0

@@ -56,6 +56,8 @@ class Haystack:
 
     id: str
     text: str
+    # passage haystacks: the spec source of each passage, in order (empty: one source, or not passages)
+    groups: tuple[int, ...] = ()
 
     @functools.cached_property
     def sha256(self) -> str:

@@ -54,6 +54,14 @@ class PassageRank(StrictModel):
         description="Candidates per item: the `pool` passages most similar to the question. Those holding any "
         "gold answer in any language are dropped (and counted); the rest are packed most similar first.",
     )
+    within: Literal["source", "haystack"] = Field(
+        "source",
+        description="`source`: the passages of each haystack source are ranked on their own (`pool` candidates "
+        "each) and merged in rounds: round r holds every source's r-th best candidate, most similar first. A "
+        "haystack pooled from one source per language so keeps every language, as MLNeedle's multilingual "
+        "haystack does; with one source it is the same as `haystack`. `haystack`: all passages ranked together "
+        "(a question then mostly draws passages of its own language).",
+    )
     order: Literal["seeded", "relevance"] = Field(
         "seeded",
         description="Order of the packed passages in the context: `seeded` (a random order drawn from the "
@@ -136,9 +144,10 @@ class PassageHaystacks:
 BUILDERS.register("passages", PassageBuilder)(PassageHaystacks)
 
 
-def paragraphs(documents: list[SourceDocument]) -> list[str]:
-    """Every non-empty paragraph (blank-line separated) of every document, in order."""
-    return [p.strip() for d in documents for p in d.text.split("\n\n") if p.strip()]
+def paragraphs(documents: list[SourceDocument]) -> list[tuple[int, str]]:
+    """Every non-empty paragraph (blank-line separated) of every document, in order, with the index
+    of the document's source."""
+    return [(d.source, p.strip()) for d in documents for p in d.text.split("\n\n") if p.strip()]
 
 
 def split_passages(paragraph: str, limit: int, floor: int, tokenizer: Tokenizer) -> list[str]:
@@ -187,13 +196,15 @@ def build_passages(
         order = list(range(len(pool)))
         rng.shuffle(order)
         pieces: list[str] = []
+        groups: list[int] = []
         total = 0
         seen: set[str] = set()
         for p in order:
             if total >= config.target_tokens and config.rank is None:
                 break
+            source, paragraph = pool[p]
             if p not in cache:
-                cache[p] = split_passages(pool[p], config.passage_tokens, config.min_passage_tokens, tokenizer)
+                cache[p] = split_passages(paragraph, config.passage_tokens, config.min_passage_tokens, tokenizer)
             if not cache[p]:
                 continue
             # ranked haystacks are candidate pools: every distinct passage, not one per paragraph
@@ -201,12 +212,14 @@ def build_passages(
             for passage in chosen:
                 seen.add(passage)
                 pieces.append(passage)
+                groups.append(source)
                 total += tokenizer.count(passage) + 1
         if not pieces:
             raise SourceError(
                 "haystack.builder: no passage between `min_passage_tokens` and `passage_tokens`; widen the range"
             )
-        haystacks.append(Haystack(f"h{i}", PASSAGE_JOINER.join(pieces)))
+        several = len(set(groups)) > 1
+        haystacks.append(Haystack(f"h{i}", PASSAGE_JOINER.join(pieces), tuple(groups) if several else ()))
     return haystacks
 
 

