@@ -12,9 +12,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from needlec.errors import ContractError
-from needlec.haystacks.index import HaystackIndex
+from needlec.haystacks.index import SAFE_CLASSES, HaystackIndex
 from needlec.tokenizer import Tokenizer
 
 MARGIN_TOKENS = 8
@@ -104,6 +105,14 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in merged]
 
 
+LONG_INSERT = 1024
+"""Inserts of at least this many characters are cut inside (see `Counter`)."""
+INSERT_EDGE = 64
+"""Characters of a long insert kept with the seam on either side of its cut interior."""
+INSERT_CHECKS = 3
+"""Long inserts per counter whose cut is checked against a whole count before cuts are trusted."""
+
+
 class Counter:
     """Exact token counts of assembled contexts over one haystack index.
 
@@ -111,6 +120,13 @@ class Counter:
     stretches between seams are counted by index arithmetic, and only a small window around each
     seam (the window's start and end, each insertion) is encoded. Window texts repeat across the
     Newton steps of one placement and across items, so their counts are memoised (bounded).
+
+    A long insert (FWE's blocks of lines, a passage) is itself cut at two points of the classes that
+    verified on the haystack, `INSERT_EDGE` characters in from its ends: its interior is counted once
+    per insert text, and the seams see only its two edges. So trying another window start, which moves
+    every insert, re-encodes short seam windows rather than every insert whole. The first
+    `INSERT_CHECKS` cuts are checked against a whole count of their insert; one mismatch turns cutting
+    off for the counter.
     """
 
     MEMO_LIMIT = 200_000
@@ -119,6 +135,91 @@ class Counter:
         self.index = index
         self.tokenizer = index.tokenizer
         self._memo: dict[str, int] = {}
+        self._cuts: dict[str, tuple[int, int, int] | None] = {}
+        self._checked = 0
+        self._cut_ok = bool(index.safe_classes)
+        self._cut_pattern: Any = None
+
+    def _cut(self, text: str) -> tuple[int, int, int] | None:
+        """(head, tail, tokens) of a long insert: it is counted as `text[:head]` with the seam before it,
+        `tokens` for `text[head:tail]` and `text[tail:]` with the seam after it; None: counted whole."""
+        if len(text) < LONG_INSERT or not self._cut_ok:
+            return None
+        if text in self._cuts:
+            return self._cuts[text]
+        if self._cut_pattern is None:
+            import regex
+
+            alternatives = "|".join(SAFE_CLASSES[c] for c in self.index.safe_classes)
+            self._cut_pattern = (regex.compile(alternatives), regex.compile(alternatives, flags=regex.REVERSE))
+        forward, backward = self._cut_pattern
+        head = forward.search(text, INSERT_EDGE, len(text) - INSERT_EDGE)
+        tail = backward.search(text, head.start() + 1, len(text) - INSERT_EDGE) if head is not None else None
+        if head is None or tail is None:
+            got = None
+        else:
+            a, b = head.start(), tail.start()
+            got = (a, b, self._interior(text[a:b]))
+            if self._checked < INSERT_CHECKS:
+                self._checked += 1
+                parts = self.tokenizer.count(text[:a]) + got[2] + self.tokenizer.count(text[b:])
+                if parts != self.tokenizer.count(text):
+                    self._cut_ok = False
+                    self._cuts.clear()
+                    return None
+        if len(self._cuts) >= self.MEMO_LIMIT:
+            self._cuts.clear()
+        self._cuts[text] = got
+        return got
+
+    def _interior(self, text: str) -> int:
+        """Tokens of a long insert's interior: line by line, each line with its break (memoised), when
+        every line break in it is followed by a visible character, as in a word list; else one encode.
+        The first `INSERT_CHECKS` inserts compare this with a whole count (`_cut`)."""
+        if "\n" in text:
+            import regex
+
+            if regex.search(r"\n(?!\S)", text) is None:
+                from collections import Counter as Tally
+
+                lines = text.split("\n")
+                last = lines.pop()
+                return sum(n * self.encoded(line + "\n") for line, n in Tally(lines).items()) + self.encoded(last)
+        return self.tokenizer.count(text)
+
+    def tokens(self, text: str) -> int:
+        """Token count of `text` alone: encoded, but a long one through its cut (`_cut`)."""
+        cut = self._cut(text)
+        if cut is None:
+            return self.tokenizer.count(text)
+        head, tail, interior = cut
+        return self.encoded(text[:head]) + interior + self.encoded(text[tail:])
+
+    def piece(
+        self, a: int, b: int, inserts: list[Insert] | tuple[Insert, ...], prefix: str = "", suffix: str = ""
+    ) -> int:
+        """Tokens of `prefix + assemble(text, a, b, inserts) + suffix`, a seam window's text: encoded
+        (memoised), but a long insert's interior counted once per insert text (`_cut`)."""
+        text = self.index.text
+        total = 0
+        parts = [prefix]
+        cursor = a
+        for ins in inserts:
+            if not a <= ins.pos <= b:
+                continue
+            parts.append(text[cursor : ins.pos])
+            cut = self._cut(ins.text)
+            if cut is None:
+                parts.append(ins.text)
+            else:
+                head, tail, tokens = cut
+                parts.append(ins.text[:head])
+                total += self.encoded("".join(parts)) + tokens
+                parts = [ins.text[tail:]]
+            cursor = ins.pos
+        parts.append(text[cursor:b])
+        parts.append(suffix)
+        return total + self.encoded("".join(parts))
 
     def encoded(self, piece: str) -> int:
         """Token count of a seam window's text (memoised)."""
@@ -167,12 +268,8 @@ class Counter:
         for a, b in self._windows(start, end, inserts):
             if previous is not None:
                 total += self._safe_tok(a) - self._safe_tok(previous)
-            piece = assemble(text, a, b, inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)])
-            if a == start:
-                piece = prefix + piece
-            if b == end:
-                piece += suffix
-            total += self.encoded(piece)
+            within = inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)]
+            total += self.piece(a, b, within, prefix if a == start else "", suffix if b == end else "")
             previous = b
         return total
 
@@ -203,14 +300,13 @@ class Counter:
             tail_start = min(tail_start, left(ins.pos - 2))
         positions = [ins.pos for ins in inserts]
 
-        def piece(a: int, b: int) -> str:
-            return assemble(text, a, b, inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)])
+        def framed(a: int, b: int, before: str, after: str) -> int:
+            within = inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)]
+            return self.piece(a, b, within, before, after) - self.piece(a, b, within)
 
         if tail_start <= head_end:  # one window holds both edges
-            whole = piece(start, end)
-            return self.encoded(prefix + whole + suffix) - self.encoded(whole)
-        head, tail = piece(start, head_end), piece(tail_start, end)
-        return self.encoded(prefix + head) - self.encoded(head) + self.encoded(tail + suffix) - self.encoded(tail)
+            return framed(start, end, prefix, suffix)
+        return framed(start, head_end, prefix, "") + framed(tail_start, end, "", suffix)
 
     def offsets(self, start: int, end: int, inserts: list[Insert]) -> list[int]:
         """Tokens of the context before each insert (the count of the assembled text from `start` up to the
@@ -234,9 +330,9 @@ class Counter:
             first, last = bisect.bisect_left(positions, a), bisect.bisect_right(positions, b)
             for rank in range(max(first, len(out)), last):
                 pos = inserts[rank].pos
-                earlier = list(inserts[first:rank])
-                out.append(before + self.encoded(assemble(text, a, pos, earlier)) if pos > a or earlier else before)
-            before += self.encoded(assemble(text, a, b, list(inserts[first:last])))
+                earlier = inserts[first:rank]
+                out.append(before + self.piece(a, pos, earlier) if pos > a or earlier else before)
+            before += self.piece(a, b, inserts[first:last])
             previous = b
         return out
 
@@ -346,7 +442,7 @@ def _place(
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
-    needle_tokens = [tok.count(n + joiner) for n in needles]
+    needle_tokens = [counter.tokens(n + joiner) for n in needles]
     frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
@@ -500,7 +596,7 @@ def _place_on_boundaries(
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
-    needle_tokens = [tok.count(n + joiner) for n in needles]
+    needle_tokens = [counter.tokens(n + joiner) for n in needles]
     frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
@@ -673,9 +769,24 @@ def _end_with_deepest(
         placed = {**positions, **{i: bounds[j] for i in last}}
         return bounds[j], _inserts(placed, needles, order, joiner, last_without_joiner=True)
 
+    # the needles before `floor` stay put while the end moves: their part, up to a safe point past their
+    # last seam window, is counted once per layout of them; each end then costs only the stretch after it
+    anchor: int | None = None
+    if index.local:
+        s = index.safe_at_or_after(floor + 1)
+        if s is not None and s + 1 < len(index.safe):
+            anchor = index.safe[s + 1]
+    if anchor is not None and floor >= anchor - 2:
+        anchor = None
+    base: list[int] = []  # the count from `begin` to `anchor`, once known
+
     def count(j: int) -> int:
         end, inserts = layout(j)
-        return counter.count(begin, end, inserts, prefix, suffix)
+        if anchor is None or end <= anchor + 2:
+            return counter.count(begin, end, inserts, prefix, suffix)
+        if not base:
+            base.append(counter.count(begin, anchor, [ins for ins in inserts if ins.pos <= floor], prefix, ""))
+        return base[0] + counter.count(anchor, end, [ins for ins in inserts if ins.pos > floor], "", suffix)
 
     if count(lo) > target:
         return None

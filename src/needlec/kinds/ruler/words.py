@@ -22,7 +22,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, shuffled
 from needlec.languages.wordlists import cwe_words
 
 
@@ -186,12 +186,11 @@ def generate_frequent_words(
     pool.drawn.add(spec.noise_token)
 
     def make(r: random.Random) -> str:
-        return "".join(r.choice(string.ascii_lowercase) for _ in range(spec.word_length))
+        return "".join(r.choices(string.ascii_lowercase, k=spec.word_length))
 
     vocab = [pool.draw(make, "coded word") for _ in range(vocab_size)]
     vocab[: spec.num_noise] = [spec.noise_token] * spec.num_noise
-    sequence = [word for word, count in zip(vocab, counts, strict=True) for _ in range(count)]
-    rng.shuffle(sequence)
+    sequence = shuffled(rng, [word for word, count in zip(vocab, counts, strict=True) for _ in range(count)])
     answers = vocab[spec.num_noise : spec.num_noise + spec.num_answers]
     tally: dict[str, int] = {}
     for word, count in zip(vocab, counts, strict=True):
