@@ -49,14 +49,16 @@ def prepare_rankings(
     for slot, wanted in sorted(asks.items()):
         ranker: PassageRanker = views[slot].rankers[slot_name]
         ranker.prepare(wanted)
-        count = views[slot].index.tokenizer.count
-        tokens: dict[int, int] = {}
+        tokens = ranker.counts  # every candidate's tokens, counted in one batch and kept for the layout
+        missing = sorted({i for ask in wanted for i in ranker.rankings[ask].candidates} - tokens.keys())
+        counts = views[slot].index.tokenizer.count_many([ranker.passages[i] for i in missing])
+        tokens.update(zip(missing, counts, strict=True))
         for ask in dict.fromkeys(wanted):
             ranking = ranker.rankings[ask]
             pairs += 1
             dropped += ranking.dropped
             fewest = len(ranking.candidates) if fewest is None else min(fewest, len(ranking.candidates))
-            total = sum(tokens.setdefault(i, count(ranker.passages[i])) for i in ranking.candidates)
+            total = sum(tokens[i] for i in ranking.candidates)
             least = total if least is None else min(least, total)
     return {
         "model": model_id(rank.encoder, rank.model),

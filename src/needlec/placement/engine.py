@@ -105,7 +105,7 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in merged]
 
 
-LONG_INSERT = 1024
+LONG_INSERT = 256
 """Inserts of at least this many characters are cut inside (see `Counter`)."""
 INSERT_EDGE = 64
 """Characters of a long insert kept with the seam on either side of its cut interior."""

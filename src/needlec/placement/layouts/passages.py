@@ -12,8 +12,8 @@ needle's index, the first passage and the filler tokens under `structure.passage
 Counts go through the haystack view's seam counter: a context is a run of the haystack with the
 labels, the needle and the padding inserted, so only the seams around those inserts are encoded.
 With `rank`, the distractors are the passages most similar to the question, prepared (and cached)
-before the items (`haystacks/ranking.py`, driven by `compile/ranking.py`); their context is one insert
-and is counted whole.
+before the items (`haystacks/ranking.py`, driven by `compile/ranking.py`); their context is one insert,
+counted as the sum of its labelled passages (memoised); each finished context is checked by one whole count.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def place_ranked(
     depth: float,
     filler: str,
     numbered: bool,
-    measure: Callable[[str], int],
+    measure: PieceMeasure,
     rng: random.Random,
 ) -> tuple[Placement, dict[str, object]]:
     """The candidates most similar to the question packed first, shown in a seeded (or relevance)
@@ -263,14 +263,17 @@ def place_ranked(
     The context does not come from a window of the haystack: the placement's window is empty
     (`start == end == 0`) and the whole context is one insert."""
     passages = ranker.passages
+    memo = ranker.counts  # the ranker's own: one tokenizer per haystack view
     joiner_tokens = max(1, tokenizer.count(PASSAGE_JOINER))
     label_tokens = tokenizer.count("[10] ") if numbered else 0
     needle_tokens = (tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
-    budget = target - measure("") - needle_tokens - 2  # keep a little room: seams may merge differently
+    budget = target - measure([], "") - needle_tokens - 2  # keep a little room: seams may merge differently
     chosen: list[int] = []  # positions in the ranking, most similar first
     used = 0
     for r, p in enumerate(ranking.candidates):
-        cost = tokenizer.count(passages[p]) + (joiner_tokens if chosen else 0) + label_tokens
+        if p not in memo:
+            memo[p] = tokenizer.count(passages[p])
+        cost = memo[p] + (joiner_tokens if chosen else 0) + label_tokens
         if used + cost <= budget:
             chosen.append(r)
             used += cost
@@ -281,7 +284,12 @@ def place_ranked(
         texts = [passages[ranking.candidates[r]] for r in shown]
         result = _assemble_ranked(texts, needle, depth, filler, numbered, target, measure)
         if result is not None:
-            break
+            body, pad, _ = result
+            whole = measure.whole([body], pad)
+            if measure.state.get("pieces_ok") is False or whole == target:
+                break
+            measure.state["pieces_ok"] = False  # the piece sums are off for this tokenizer: count whole
+            continue
         if not shown:
             raise ContractError(f"target length {target} is too small for the needle passage")
         shown.remove(max(shown))  # the least similar goes first
@@ -298,7 +306,7 @@ def place_ranked(
         end=0,
         inserts=(Insert(0, context),),
         total_tokens=target,
-        context_tokens=tokenizer.count(context),
+        context_tokens=whole if not (measure.prefix or measure.suffix) else tokenizer.count(context),
         needle_tokens=needle_at,
         needle_chars=needle_chars,
     )
@@ -330,16 +338,54 @@ def _assemble_ranked(
     filler: str,
     numbered: bool,
     target: int,
-    measure: Callable[[str], int],
+    measure: Callable[[list[str], str], int],
 ) -> tuple[str, str, int] | None:
-    """(body, padding, needle index) for these passages in this order, or None when over `target`."""
+    """(body, padding, needle index) for these passages in this order, or None when over `target`.
+    `measure(pieces, pad)` counts the body, given as its labelled passages each with the joiner
+    after it but the last, with `pad` after it."""
     blocks = list(texts)
     j = passage_index(depth, len(texts)) if needle else -1
     if needle:
         blocks.insert(j, needle)
-    body = PASSAGE_JOINER.join(_label(i, numbered) + b for i, b in enumerate(blocks))
-    pad = pad_to(bool(body), filler, target, lambda p: measure(body + p))
+    last = len(blocks) - 1
+    pieces = [_label(i, numbered) + b + (PASSAGE_JOINER if i < last else "") for i, b in enumerate(blocks)]
+    body = "".join(pieces)
+    pad = pad_to(bool(body), filler, target, lambda p: measure(pieces, p))
     return None if pad is None else (body, pad, j)
+
+
+@dataclass
+class PieceMeasure:
+    """Tokens of `prefix + "".join(pieces) + pad + suffix` for a ranked context given as its labelled
+    passages (each with the joiner after it but the last): the first piece with the prefix, the middle
+    pieces from `memo` (the same passage under the same label recurs across items) and the last with
+    the pad and suffix. Passages are cut before their labels, after a blank line. The caller checks
+    each finished context with one whole count; a mismatch sets `state["pieces_ok"]` to False, and
+    whole counts are used from then on (for the ranker, so for its tokenizer)."""
+
+    tokenizer: Tokenizer
+    prefix: str
+    suffix: str
+    memo: dict[str, int]
+    state: dict[str, bool]
+
+    def whole(self, pieces: list[str], pad: str) -> int:
+        return self.tokenizer.count(self.prefix + "".join(pieces) + pad + self.suffix)
+
+    def _count(self, piece: str) -> int:
+        got = self.memo.get(piece)
+        if got is None:
+            if len(self.memo) >= 100_000:
+                self.memo.clear()
+            got = self.memo[piece] = self.tokenizer.count(piece)
+        return got
+
+    def __call__(self, pieces: list[str], pad: str) -> int:
+        if len(pieces) < 2 or self.state.get("pieces_ok") is False:
+            return self.whole(pieces, pad)
+        count = self.tokenizer.count
+        middle = sum(self._count(p) for p in pieces[1:-1])
+        return count(self.prefix + pieces[0]) + middle + count(pieces[-1] + pad + self.suffix)
 
 
 def _label(i: int, numbered: bool) -> str:
@@ -387,7 +433,7 @@ class PassagesLayout:
                 depth=request.depth,
                 filler=filler,
                 numbered=numbered,
-                measure=lambda context: tokenizer.count(prefix + context + suffix),
+                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, ranker.checks),
                 rng=random.Random(hashlib.sha256(f"{request.seed}|rank".encode()).digest()),
             )
         else:
