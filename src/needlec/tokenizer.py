@@ -29,6 +29,7 @@ from needlec.util.atomic import write_file_atomic
 
 if TYPE_CHECKING:
     import numpy as np
+    import tiktoken
 
 # Download URL (whose sha1 names tiktoken's cache file) and the sha256 tiktoken pins for it.
 TIKTOKEN_TABLES = {
@@ -175,7 +176,7 @@ def _seed_tiktoken_cache(encoding: str) -> None:
     write_file_atomic(target, data)
 
 
-def _tiktoken_encoding(encoding: str) -> Any:
+def _tiktoken_encoding(encoding: str) -> tiktoken.Encoding:
     """The tiktoken encoding, built from its parameters as stored by an earlier run when they are.
 
     tiktoken parses its table (100,000 to 200,000 base64 lines) on every start, about 0.2 to 0.4 CPU s;
