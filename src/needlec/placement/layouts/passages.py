@@ -368,6 +368,7 @@ class PieceMeasure:
     suffix: str
     memo: dict[str, int]
     state: dict[str, bool]
+    filler: str = ""  # a long pad of it counts its middle repeats at the filler's own rate, when that is even
 
     def whole(self, pieces: list[str], pad: str) -> int:
         return self.tokenizer.count(self.prefix + "".join(pieces) + pad + self.suffix)
@@ -380,12 +381,34 @@ class PieceMeasure:
             got = self.memo[piece] = self.tokenizer.count(piece)
         return got
 
+    def _rate(self) -> int | None:
+        """Tokens per filler repeat when repeats count evenly (64 and 65 repeats give 64 and 65 times
+        one), else None."""
+        key = f"\0filler rate\0{self.filler}"
+        if key not in self.memo:
+            one = self.tokenizer.count(self.filler)
+            even = all(self.tokenizer.count(self.filler * n) == n * one for n in (64, 65))
+            self.memo[key] = one if even else -1
+        rate = self.memo[key]
+        return rate if rate > 0 else None
+
+    def _tail(self, last: str, pad: str) -> int:
+        """Tokens of the last piece, the pad and the suffix: a long pad's middle repeats by the rate."""
+        count = self.tokenizer.count
+        edge = 16
+        core = pad.removeprefix(PASSAGE_JOINER)
+        repeats = len(core) // len(self.filler) if self.filler else 0
+        rate = self._rate() if repeats > 4 * edge and core == self.filler * repeats else None
+        if rate is None:
+            return count(last + pad + self.suffix)
+        head = pad[: len(pad) - (repeats - edge) * len(self.filler)]
+        return count(last + head) + (repeats - 2 * edge) * rate + count(self.filler * edge + self.suffix)
+
     def __call__(self, pieces: list[str], pad: str) -> int:
         if len(pieces) < 2 or self.state.get("pieces_ok") is False:
             return self.whole(pieces, pad)
-        count = self.tokenizer.count
         middle = sum(self._count(p) for p in pieces[1:-1])
-        return count(self.prefix + pieces[0]) + middle + count(pieces[-1] + pad + self.suffix)
+        return self.tokenizer.count(self.prefix + pieces[0]) + middle + self._tail(pieces[-1], pad)
 
 
 def _label(i: int, numbered: bool) -> str:
@@ -433,7 +456,7 @@ class PassagesLayout:
                 depth=request.depth,
                 filler=filler,
                 numbered=numbered,
-                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, ranker.checks),
+                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, ranker.checks, filler),
                 rng=random.Random(hashlib.sha256(f"{request.seed}|rank".encode()).digest()),
             )
         else:
