@@ -765,9 +765,15 @@ def _end_with_deepest(
     if lo > hi:
         return None
 
+    # only the last needles move with the end: the inserts are laid out once and those entries re-placed
+    first = _inserts({**positions, **{i: bounds[lo] for i in last}}, needles, order, joiner, last_without_joiner=True)
+    moving = [rank for rank, i in enumerate(order) if i in last]
+
     def layout(j: int) -> tuple[int, list[Insert]]:
-        placed = {**positions, **{i: bounds[j] for i in last}}
-        return bounds[j], _inserts(placed, needles, order, joiner, last_without_joiner=True)
+        inserts = list(first)
+        for rank in moving:
+            inserts[rank] = Insert(bounds[j], first[rank].text)
+        return bounds[j], inserts
 
     # the needles before `floor` stay put while the end moves: their part, up to a safe point past their
     # last seam window, is counted once per layout of them; each end then costs only the stretch after it
@@ -810,8 +816,22 @@ def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int
     total = placed.context_tokens or 1
     worst = 0.0
     achieved = placed.depths()
+    chars = placed.needle_chars
+    # tails[i]: tokens of the target needles at or after needle i's character (ties included), by one
+    # pass over them from the last one back
+    tails = [0] * targets
+    running = 0
+    by_char = sorted(range(targets), key=lambda k: chars[k], reverse=True)
+    for n, k in enumerate(by_char):
+        running += needle_tokens[k]
+        if n + 1 < targets and chars[by_char[n + 1]] == chars[k]:
+            continue
+        for m in range(n, -1, -1):  # every needle at this character gets the tail through the last of them
+            if chars[by_char[m]] != chars[k]:
+                break
+            tails[by_char[m]] = running
     for i in range(targets):
-        tail = sum(needle_tokens[k] for k in range(targets) if placed.needle_chars[k] >= placed.needle_chars[i])
+        tail = tails[i]
         reachable = 100.0 * max(0, total - tail) / total
         worst = max(worst, abs(achieved[i] - min(depths[i], reachable)))
     return worst
