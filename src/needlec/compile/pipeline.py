@@ -130,7 +130,7 @@ class Prepared:
         self._kinds: dict[str, NeedleKind] = {}
         self.kind_reports: dict[str, dict[str, object]] = {}
         self.ranking_reports: dict[str, dict[str, Any]] = {}  # config -> `haystack.builder.rank` record
-        self._views: dict[tuple[str, str, int, str], HaystackView] = {}
+        self._views: dict[tuple[str, str, int, str, tuple[int, ...]], HaystackView] = {}
         self.tokenizers: dict[str, Tokenizer] = {}
 
     def sources(self, spec: Spec) -> list[SourceText]:
@@ -191,7 +191,8 @@ class Prepared:
         return self.tokenizers[label]
 
     def view(self, spec: Spec, haystack: Haystack, label: str, max_length: int) -> HaystackView:
-        key = (haystack.sha256, label, max_length, spec.haystack.start + spec.haystack.joiner)
+        # the passages' sources too: rankings of one text pooled from other sources differ
+        key = (haystack.sha256, label, max_length, spec.haystack.start + spec.haystack.joiner, haystack.groups)
         if key not in self._views:
             random_start = spec.haystack.start == "random"
             starts = [0]

@@ -51,8 +51,9 @@ class PassageRank(StrictModel):
     pool: int = Field(
         300,
         ge=1,
-        description="Candidates per item: the `pool` passages most similar to the question. Those holding any "
-        "gold answer in any language are dropped (and counted); the rest are packed most similar first.",
+        description="Candidates per item: the `pool` passages most similar to the question (of each source, "
+        "with `within: source`). Those holding any gold answer in any language are dropped (and counted); the "
+        "rest are packed most similar first.",
     )
     within: Literal["source", "haystack"] = Field(
         "source",
