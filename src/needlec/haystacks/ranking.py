@@ -76,11 +76,10 @@ class PassageRanker:
     encoder: Encoder
     cache: EmbeddingCache
     groups: tuple[int, ...] = ()  # the source of each passage; empty when there is one
-    # the ranker belongs to one haystack view, so to one tokenizer: token counts of its passages, of
-    # labelled passages, and whether their sums matched whole counts (the `passages` layout's)
+    # the ranker belongs to one haystack view, so to one tokenizer: token counts of its passages and
+    # of labelled passages (the `passages` layout's)
     counts: dict[int, int] = field(default_factory=dict)
     piece_counts: dict[str, int] = field(default_factory=dict)
-    checks: dict[str, bool] = field(default_factory=dict)
     vectors: Any = None  # unit rows, one per passage, computed on first use
     rankings: dict[tuple[str, tuple[str, ...]], Ranking] = field(default_factory=dict)
     questions: dict[str, Any] = field(default_factory=dict)

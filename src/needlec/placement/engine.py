@@ -109,8 +109,8 @@ LONG_INSERT = 256
 """Inserts of at least this many characters are cut inside (see `Counter`)."""
 INSERT_EDGE = 64
 """Characters of a long insert kept with the seam on either side of its cut interior."""
-INSERT_CHECKS = 3
-"""Long inserts per counter whose cut is checked against a whole count before cuts are trusted."""
+CUT_CHECK_CHARS = 64
+"""Each cut of a long insert is checked on the text this many characters either side of it."""
 
 
 class Counter:
@@ -124,9 +124,10 @@ class Counter:
     A long insert (FWE's blocks of lines, a passage) is itself cut at two points of the classes that
     verified on the haystack, `INSERT_EDGE` characters in from its ends: its interior is counted once
     per insert text, and the seams see only its two edges. So trying another window start, which moves
-    every insert, re-encodes short seam windows rather than every insert whole. The first
-    `INSERT_CHECKS` cuts are checked against a whole count of their insert; one mismatch turns cutting
-    off for the counter.
+    every insert, re-encodes short seam windows rather than every insert whole. Each of the two cuts is
+    also checked where it is (the text around it counts as its two sides do), and an insert whose cut
+    fails the check is counted whole; the outcome depends on the insert's text alone, never on which
+    items came before.
     """
 
     MEMO_LIMIT = 200_000
@@ -136,7 +137,6 @@ class Counter:
         self.tokenizer = index.tokenizer
         self._memo: dict[str, int] = {}
         self._cuts: dict[str, tuple[int, int, int] | None] = {}
-        self._checked = 0
         self._cut_ok = bool(index.safe_classes)
         self._cut_pattern: Any = None
 
@@ -155,37 +155,33 @@ class Counter:
         forward, backward = self._cut_pattern
         head = forward.search(text, INSERT_EDGE, len(text) - INSERT_EDGE)
         tail = backward.search(text, head.start() + 1, len(text) - INSERT_EDGE) if head is not None else None
-        if head is None or tail is None:
-            got = None
-        else:
+        got = None
+        if head is not None and tail is not None:
             a, b = head.start(), tail.start()
-            got = (a, b, self._interior(text[a:b]))
-            if self._checked < INSERT_CHECKS:
-                self._checked += 1
-                parts = self.tokenizer.count(text[:a]) + got[2] + self.tokenizer.count(text[b:])
-                if parts != self.tokenizer.count(text):
-                    self._cut_ok = False
-                    self._cuts.clear()
-                    return None
+            if self._adds_up(text, a) and self._adds_up(text, b):
+                got = (a, b, self._interior(text[a:b]))
         if len(self._cuts) >= self.MEMO_LIMIT:
             self._cuts.clear()
         self._cuts[text] = got
         return got
 
+    def _adds_up(self, text: str, at: int) -> bool:
+        """Whether the text around `at` counts as its two sides do."""
+        a, b = max(0, at - CUT_CHECK_CHARS), at + CUT_CHECK_CHARS
+        return self.encoded(text[a:b]) == self.encoded(text[a:at]) + self.encoded(text[at:b])
+
     def _interior(self, text: str) -> int:
-        """Tokens of a long insert's interior: line by line, each line with its break (memoised), when
-        every line break in it is followed by a visible character, as in a word list; else one encode.
-        The first `INSERT_CHECKS` inserts compare this with a whole count (`_cut`)."""
-        if "\n" in text:
-            import regex
+        """Tokens of a long insert's interior: split at every point of the verified classes and counted
+        piece by piece (memoised) when its pieces repeat, as a word list's lines do; else one encode."""
+        from collections import Counter as Tally
+        from itertools import pairwise
 
-            if regex.search(r"\n(?!\S)", text) is None:
-                from collections import Counter as Tally
-
-                lines = text.split("\n")
-                last = lines.pop()
-                return sum(n * self.encoded(line + "\n") for line, n in Tally(lines).items()) + self.encoded(last)
-        return self.tokenizer.count(text)
+        forward = self._cut_pattern[0]
+        bounds = [0, *(m.start() for m in forward.finditer(text)), len(text)]
+        pieces = Tally(text[a:b] for a, b in pairwise(bounds) if b > a)
+        if 2 * len(pieces) > len(bounds):  # mostly distinct pieces: one encode costs less
+            return self.tokenizer.count(text)
+        return sum(n * self.encoded(piece) for piece, n in pieces.items())
 
     def tokens(self, text: str) -> int:
         """Token count of `text` alone: encoded, but a long one through its cut (`_cut`)."""

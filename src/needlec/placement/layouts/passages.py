@@ -288,7 +288,7 @@ def place_ranked(
             whole = measure.whole([body], pad)
             if measure.state.get("pieces_ok") is False or whole == target:
                 break
-            measure.state["pieces_ok"] = False  # the piece sums are off for this tokenizer: count whole
+            measure.state["pieces_ok"] = False  # the piece sums are off for this context: count it whole
             continue
         if not shown:
             raise ContractError(f"target length {target} is too small for the needle passage")
@@ -361,7 +361,8 @@ class PieceMeasure:
     pieces from `memo` (the same passage under the same label recurs across items) and the last with
     the pad and suffix. Passages are cut before their labels, after a blank line. The caller checks
     each finished context with one whole count; a mismatch sets `state["pieces_ok"]` to False, and
-    whole counts are used from then on (for the ranker, so for its tokenizer)."""
+    that context is built again with whole counts. The state is the item's own, so an item's bytes
+    never depend on which items were built before it."""
 
     tokenizer: Tokenizer
     prefix: str
@@ -456,7 +457,7 @@ class PassagesLayout:
                 depth=request.depth,
                 filler=filler,
                 numbered=numbered,
-                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, ranker.checks, filler),
+                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, {}, filler),
                 rng=random.Random(hashlib.sha256(f"{request.seed}|rank".encode()).digest()),
             )
         else:
