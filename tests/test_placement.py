@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from needlec.haystacks.index import Haystack, HaystackIndex
-from needlec.placement.engine import MARGIN_TOKENS, Counter, place
+from needlec.placement.engine import MARGIN_TOKENS, Counter, Insert, assemble, place
 
 NEEDLES = [
     "The blue heron in the orchard answers only to the name Captain Pickles.",
@@ -145,3 +145,29 @@ def test_prompt_counting_includes_prefix_and_suffix(index: HaystackIndex) -> Non
     context = placement.context(index.text)
     assert index.tokenizer.count(prefix + context + suffix) == 5000
     assert index.tokenizer.count(context) == placement.context_tokens
+
+
+def test_long_inserts_count_as_their_whole_encoding(index: HaystackIndex) -> None:
+    """Long inserts are counted through two inner cuts and, when their pieces repeat, piece by piece.
+    Texts written to stress that: word lists whose lines start with punctuation (o200k's punctuation
+    pre-token runs on through a line break into a `/`), noise lines, prose with brackets, many of them
+    through one counter so every cut after the first few is exercised. Each count is compared with an
+    encoding of the whole assembled text."""
+    counter = Counter(index)
+    tokenizer = index.tokenizer
+    words = ["alpha", "beta", "abc,", "/def", "...", "(x)", "naïve", "東京", "12,5", "--", "é/é"]
+    texts = []
+    for n in range(24):
+        pool = words if n >= 3 else [w for w in words if w != "/def"]  # plain ones first, then the traps
+        lines = [pool[(n * 7 + 3 * i + i * i) % len(pool)] for i in range(120 + n)]
+        texts.append("\n".join(lines))
+        texts.append(" ".join(lines) + ".")
+    assert any("abc,\n/def" in t for t in texts[6:])
+    for text in texts:
+        assert counter.tokens(text) == tokenizer.count(text)
+    at = [index.boundaries("sentence")[k] for k in (40, 41, 90)]
+    for n in range(0, len(texts) - 2, 3):
+        inserts = [Insert(at[0], texts[n]), Insert(at[1], texts[n + 1]), Insert(at[2], texts[n + 2])]
+        end = at[2] + 500
+        expected = tokenizer.count("Q: " + assemble(index.text, 0, end, inserts) + " A:")
+        assert counter.count(0, end, inserts, "Q: ", " A:") == expected
