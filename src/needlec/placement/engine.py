@@ -137,13 +137,12 @@ class Counter:
         self.tokenizer = index.tokenizer
         self._memo: dict[str, int] = {}
         self._cuts: dict[str, tuple[int, int, int] | None] = {}
-        self._cut_ok = bool(index.safe_classes)
         self._cut_pattern: Any = None
 
     def _cut(self, text: str) -> tuple[int, int, int] | None:
         """(head, tail, tokens) of a long insert: it is counted as `text[:head]` with the seam before it,
         `tokens` for `text[head:tail]` and `text[tail:]` with the seam after it; None: counted whole."""
-        if len(text) < LONG_INSERT or not self._cut_ok:
+        if len(text) < LONG_INSERT or not self.index.safe_classes:
             return None
         if text in self._cuts:
             return self._cuts[text]

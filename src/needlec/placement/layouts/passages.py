@@ -286,9 +286,9 @@ def place_ranked(
         if result is not None:
             body, pad, _ = result
             whole = measure.whole([body], pad)
-            if measure.state.get("pieces_ok") is False or whole == target:
+            if not measure.pieces_ok or whole == target:
                 break
-            measure.state["pieces_ok"] = False  # the piece sums are off for this context: count it whole
+            measure.pieces_ok = False  # the piece sums are off for this context: count it whole
             continue
         if not shown:
             raise ContractError(f"target length {target} is too small for the needle passage")
@@ -360,16 +360,16 @@ class PieceMeasure:
     passages (each with the joiner after it but the last): the first piece with the prefix, the middle
     pieces from `memo` (the same passage under the same label recurs across items) and the last with
     the pad and suffix. Passages are cut before their labels, after a blank line. The caller checks
-    each finished context with one whole count; a mismatch sets `state["pieces_ok"]` to False, and
-    that context is built again with whole counts. The state is the item's own, so an item's bytes
+    each finished context with one whole count; a mismatch sets `pieces_ok` to False, and that
+    context is built again with whole counts. The measure is the item's own, so an item's bytes
     never depend on which items were built before it."""
 
     tokenizer: Tokenizer
     prefix: str
     suffix: str
     memo: dict[str, int]
-    state: dict[str, bool]
     filler: str = ""  # a long pad of it counts its middle repeats at the filler's own rate, when that is even
+    pieces_ok: bool = True  # False once the piece sums missed a whole count: count this context whole
 
     def whole(self, pieces: list[str], pad: str) -> int:
         return self.tokenizer.count(self.prefix + "".join(pieces) + pad + self.suffix)
@@ -406,7 +406,7 @@ class PieceMeasure:
         return count(last + head) + (repeats - 2 * edge) * rate + count(self.filler * edge + self.suffix)
 
     def __call__(self, pieces: list[str], pad: str) -> int:
-        if len(pieces) < 2 or self.state.get("pieces_ok") is False:
+        if len(pieces) < 2 or not self.pieces_ok:
             return self.whole(pieces, pad)
         middle = sum(self._count(p) for p in pieces[1:-1])
         return self.tokenizer.count(self.prefix + pieces[0]) + middle + self._tail(pieces[-1], pad)
@@ -457,7 +457,7 @@ class PassagesLayout:
                 depth=request.depth,
                 filler=filler,
                 numbered=numbered,
-                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, {}, filler),
+                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, filler),
                 rng=random.Random(hashlib.sha256(f"{request.seed}|rank".encode()).digest()),
             )
         else:
