@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from needlec.haystacks.index import Haystack, HaystackIndex
-from needlec.placement.engine import MARGIN_TOKENS, Counter, Insert, assemble, place
+from needlec.placement.engine import MARGIN_TOKENS, Counter, Insert, _last_at_most, assemble, place
 
 NEEDLES = [
     "The blue heron in the orchard answers only to the name Captain Pickles.",
@@ -171,3 +171,59 @@ def test_long_inserts_count_as_their_whole_encoding(index: HaystackIndex) -> Non
         end = at[2] + 500
         expected = tokenizer.count("Q: " + assemble(index.text, 0, end, inserts) + " A:")
         assert counter.count(0, end, inserts, "Q: ", " A:") == expected
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    start=st.integers(min_value=0, max_value=150_000),
+    span=st.integers(min_value=1, max_value=40_000),
+    picks=st.lists(st.tuples(st.floats(min_value=0, max_value=1), st.integers(0, 4)), max_size=40),
+    frame=st.sampled_from([("", ""), ("Q: ", ""), ("", " A:"), ("<s>", "</s>")]),
+    shuffled=st.booleans(),
+)
+def test_seam_counts_and_offsets_equal_whole_encodings(
+    index: HaystackIndex,
+    start: int,
+    span: int,
+    picks: list[tuple[float, int]],
+    frame: tuple[str, str],
+    shuffled: bool,
+) -> None:
+    """Inserts anywhere in the window (its two edges included, several at one place, long ones too),
+    in position order or not: the count and each insert's offset equal encodings of the assembled text."""
+    texts = [" The key is 4021.", "\n", "。", "\u3000", "quiet words, " * 30 + "end."]
+    end = min(start + span, len(index.text))
+    inserts = sorted((Insert(start + round(f * (end - start)), texts[t]) for f, t in picks), key=lambda i: i.pos)
+    if shuffled:
+        inserts.reverse()  # out of position order: counted whole, still exact
+    counter, tokenizer = Counter(index), index.tokenizer
+    prefix, suffix = frame
+    assert counter.count(start, end, inserts, prefix, suffix) == tokenizer.count(
+        prefix + assemble(index.text, start, end, inserts) + suffix
+    )
+    if not shuffled:
+        offsets = counter.offsets(start, end, inserts)
+        assert offsets == [
+            tokenizer.count(assemble(index.text, start, ins.pos, inserts[:rank])) for rank, ins in enumerate(inserts)
+        ]
+
+
+@given(
+    values=st.lists(st.integers(min_value=0, max_value=60), min_size=1, max_size=50),
+    data=st.data(),
+)
+def test_the_galloping_search_finds_what_a_scan_finds(values: list[int], data: st.DataObject) -> None:
+    values.sort()
+    lo = data.draw(st.integers(0, len(values) - 1))
+    hi = data.draw(st.integers(lo, len(values) - 1))
+    target = data.draw(st.integers(values[lo], 70))
+    guess = data.draw(st.integers(-3, len(values) + 3))
+    asked: list[int] = []
+
+    def count(j: int) -> int:
+        asked.append(j)
+        return values[j]
+
+    found = _last_at_most(count, lo, hi, guess, target)
+    assert found == max(j for j in range(lo, hi + 1) if values[j] <= target)
+    assert all(lo <= j <= hi for j in asked)

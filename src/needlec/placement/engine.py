@@ -225,10 +225,6 @@ class Counter:
             got = self._memo[piece] = self.tokenizer.count(piece)
         return got
 
-    def _safe_tok(self, pos: int) -> int:
-        i = bisect.bisect_left(self.index.safe, pos)
-        return self.index.safe_tok[i]
-
     def _bounds(self, start: int, end: int) -> tuple[Callable[[int], int], Callable[[int], int]]:
         """The nearest safe point at or after x (else `end`) and at or before x (else `start`), within the
         window [start, end): the edges of a seam window around position x."""
@@ -245,27 +241,67 @@ class Counter:
 
         return right, left
 
-    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[tuple[int, int]]:
-        right, left = self._bounds(start, end)
+    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[tuple[int, int, int, int, int]]:
+        """The seam windows of the assembled context, merged where they overlap or touch, in order.
 
-        spans = [(start, right(start + 1))]
-        spans.extend((left(ins.pos - 2), right(ins.pos + 1)) for ins in inserts)
-        spans.append((left(end - 2), end))
-        return merge_spans(spans)
+        Each is (a, b, first, last, gap): the window's characters [a, b), the inserts `first:last` inside
+        it, and the tokens of the haystack stretch between the previous window and this one (counted by
+        index arithmetic: both ends are safe points). One pass over the inserts, which are in position
+        order: the window of an insert at x runs from the safe point at or before x - 2 to the one at or
+        after x + 1 (clipped to the context), and every insert lies in its own window.
+        """
+        safe, safe_tok = self.index.safe, self.index.safe_tok
+        n_safe = len(safe)
+        after, before = bisect.bisect_left, bisect.bisect_right
+        out: list[tuple[int, int, int, int, int]] = []
+        j = after(safe, start + 1)
+        a, b = start, (safe[j] if j < n_safe and safe[j] < end else end)
+        first = 0
+        gap = 0
+        b_at = j  # the safe index of b (while b is not `end`)
+        for k, ins in enumerate(inserts):
+            pos = ins.pos
+            i = before(safe, pos - 2) - 1
+            left = safe[i] if i >= 0 and safe[i] > start else start
+            if left <= b:
+                j = after(safe, pos + 1)
+                if j < n_safe and safe[j] < end:
+                    if safe[j] > b:
+                        b, b_at = safe[j], j
+                else:
+                    b, b_at = end, -1
+                continue
+            out.append((a, b, first, k, gap))
+            gap = safe_tok[i] - safe_tok[b_at]
+            a, first = left, k
+            j = after(safe, pos + 1)
+            b, b_at = (safe[j], j) if j < n_safe and safe[j] < end else (end, -1)
+        i = before(safe, end - 2) - 1
+        left = safe[i] if i >= 0 and safe[i] > start else start
+        if left <= b:
+            out.append((a, end, first, len(inserts), gap))
+        else:
+            out.append((a, b, first, len(inserts), gap))
+            out.append((left, end, len(inserts), len(inserts), safe_tok[i] - safe_tok[b_at]))
+        return out
+
+    def _in_order(self, start: int, end: int, inserts: list[Insert]) -> bool:
+        """Whether the inserts are in position order and inside [start, end] (what `_windows` needs)."""
+        previous = start
+        for ins in inserts:
+            if ins.pos < previous:
+                return False
+            previous = ins.pos
+        return previous <= end
 
     def count(self, start: int, end: int, inserts: list[Insert], prefix: str = "", suffix: str = "") -> int:
         text = self.index.text
-        if not self.index.local:
+        if not self.index.local or not self._in_order(start, end, inserts):
             return self.tokenizer.count(prefix + assemble(text, start, end, inserts) + suffix)
         total = 0
-        previous: int | None = None
-        positions = [ins.pos for ins in inserts]
-        for a, b in self._windows(start, end, inserts):
-            if previous is not None:
-                total += self._safe_tok(a) - self._safe_tok(previous)
-            within = inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)]
-            total += self.piece(a, b, within, prefix if a == start else "", suffix if b == end else "")
-            previous = b
+        piece = self.piece
+        for a, b, first, last, gap in self._windows(start, end, inserts):
+            total += gap + piece(a, b, inserts[first:last], prefix if a == start else "", suffix if b == end else "")
         return total
 
     def frame_delta(self, start: int, end: int, inserts: list[Insert], prefix: str, suffix: str) -> int:
@@ -308,7 +344,7 @@ class Counter:
         insert's first character), all in one pass over the seam windows: per insert, the count up to the
         window that holds it plus one encode of that window's part before the insert."""
         text = self.index.text
-        if not self.index.local:
+        if not self.index.local or not self._in_order(start, end, inserts):
             return [
                 self.tokenizer.count(assemble(text, start, ins.pos, list(inserts[:rank])))
                 if ins.pos > start or rank
@@ -316,19 +352,14 @@ class Counter:
                 for rank, ins in enumerate(inserts)
             ]
         out: list[int] = []
-        positions = [ins.pos for ins in inserts]
         before = 0  # tokens of the assembled text before the current window
-        previous: int | None = None
-        for a, b in self._windows(start, end, inserts):
-            if previous is not None:
-                before += self._safe_tok(a) - self._safe_tok(previous)
-            first, last = bisect.bisect_left(positions, a), bisect.bisect_right(positions, b)
-            for rank in range(max(first, len(out)), last):
+        for a, b, first, last, gap in self._windows(start, end, inserts):
+            before += gap
+            for rank in range(first, last):
                 pos = inserts[rank].pos
                 earlier = inserts[first:rank]
                 out.append(before + self.piece(a, pos, earlier) if pos > a or earlier else before)
             before += self.piece(a, b, inserts[first:last])
-            previous = b
         return out
 
 
@@ -675,12 +706,8 @@ def _place_on_boundaries(
         if lo_j <= hi_j and not at_end:
             count_at = _end_counter(counter, begin, inserts, bounds, prefix, suffix)
             if count_at(lo_j) <= target:
-                while lo_j < hi_j:  # the largest j whose count is at most the target
-                    mid = (lo_j + hi_j + 1) // 2
-                    if count_at(mid) <= target:
-                        lo_j = mid
-                    else:
-                        hi_j = mid - 1
+                guess = bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)])
+                lo_j = _last_at_most(count_at, lo_j, hi_j, guess, target)
                 gap = target - count_at(lo_j)
                 end = _text_end(text, bounds[lo_j], begin)
                 if gap == 0:
@@ -704,6 +731,42 @@ def _place_on_boundaries(
         return None
     best = min(shorts or deep_shorts, key=lambda s: s.gap)
     return _fill_with_breaks(index, counter, best, bounds, needles, order, target, prefix, suffix)
+
+
+def _last_at_most(count: Callable[[int], int], lo: int, hi: int, guess: int, target: int) -> int:
+    """The largest j in [lo, hi] with count(j) <= target, for a count that grows with j and count(lo) <= target.
+
+    The search starts at `guess` (where the target is expected: the boundary at the estimated end)
+    and gallops from there to bracket the answer before bisecting, so a good guess costs a few
+    counts instead of a bisection over the whole range. The answer is the one bisection finds.
+    """
+    guess = min(max(guess, lo), hi)
+    if guess > lo:
+        if count(guess) <= target:
+            lo = guess
+            step = 1
+            while lo < hi:  # up from the guess: double the step until a count is above the target
+                probe = min(hi, lo + step)
+                if count(probe) > target:
+                    hi = probe - 1
+                    break
+                lo, step = probe, 2 * step
+        else:
+            hi = guess - 1
+            step = 1
+            while lo < hi:  # down from the guess: double the step until a count is at most the target
+                probe = max(lo, hi - step + 1)
+                if count(probe) <= target:
+                    lo = probe
+                    break
+                hi, step = probe - 1, 2 * step
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if count(mid) <= target:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _end_counter(
@@ -791,12 +854,7 @@ def _end_with_deepest(
 
     if count(lo) > target:
         return None
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if count(mid) <= target:
-            lo = mid
-        else:
-            hi = mid - 1
+    lo = _last_at_most(count, lo, hi, bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)]), target)
     got = count(lo)
     end, inserts = layout(lo)
     if got != target:
