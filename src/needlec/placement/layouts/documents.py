@@ -19,14 +19,16 @@ labels, gold documents and padding inserted, so only the seams around those inse
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
-from needlec.placement.engine import Counter, Insert, Placement, assemble
+from needlec.placement.engine import Counter, Insert, Placement
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
 from needlec.placement.layouts.chunks import chunking_of, place_chunks
 from needlec.placement.layouts.passages import PassageTable
@@ -143,9 +145,9 @@ def _place_by_pieces(
     total = enc(prefix) + enc(suffix) + 2  # a little room for the joiner before the padding
     total += sum(enc(gold + DOCUMENT_JOINER) + enc(layout.label.format(index=g + base)) for g, gold in enumerate(golds))
     k = 0
+    labels = _labels(layout)
     while first + k < len(table.spans):
-        label = layout.label.format(index=k + len(golds) + base)
-        add = enc(table.piece(first + k, index.text, DOCUMENT_JOINER)) + enc(label)
+        add = enc(table.piece(first + k, index.text, DOCUMENT_JOINER)) + enc(labels(k + len(golds) + base))
         if total + add > target:
             break
         total += add
@@ -196,26 +198,10 @@ def _assemble(
     gold_at = {slot: g for g, slot in enumerate(slots)}
     begin = table.spans[s][0]
     end = table.spans[s + k - 1][1] if k else begin
+    labels = _labels(layout)
+    base_index = layout.index_base
     inserts: list[Insert] = []
     gold_insert: dict[int, int] = {}  # gold index -> index of its insert (its label is the insert before)
-    d = 0
-    for slot in range(count):
-        label = layout.label.format(index=slot + layout.index_base)
-        if slot in gold_at:
-            gold = golds[gold_at[slot]]
-            if d < k:
-                pos = table.spans[s + d][0]
-                inserts.append(Insert(pos, label))
-                gold_insert[gold_at[slot]] = len(inserts)
-                inserts.append(Insert(pos, gold + DOCUMENT_JOINER))
-            else:
-                inserts.append(Insert(end, (DOCUMENT_JOINER if slot else "") + label))
-                gold_insert[gold_at[slot]] = len(inserts)
-                inserts.append(Insert(end, gold))
-        else:
-            inserts.append(Insert(table.spans[s + d][0], label))
-            d += 1
-    prefix, suffix = frame
     # Counting by pieces: every document (or gold) shown with the joiner after it is one piece and every
     # label another, each counted once and memoised; tokens do not cross a label's edges (a label starts
     # after a blank line and ends with a line break), which is checked once per haystack against the seam
@@ -224,17 +210,32 @@ def _assemble(
     gold_piece: dict[int, int] = {}
     d = 0
     for slot in range(count):
-        pieces.append(layout.label.format(index=slot + layout.index_base))
+        label = labels(slot + base_index)
         last = slot == count - 1
+        pieces.append(label)
         if slot in gold_at:
-            gold_piece[gold_at[slot]] = len(pieces)
-            pieces.append(golds[gold_at[slot]] + ("" if last else DOCUMENT_JOINER))
+            g = gold_at[slot]
+            gold = golds[g]
+            if d < k:
+                pos = table.spans[s + d][0]
+                inserts.append(Insert(pos, label))
+                gold_insert[g] = len(inserts)
+                inserts.append(Insert(pos, gold + DOCUMENT_JOINER))
+            else:
+                inserts.append(Insert(end, (DOCUMENT_JOINER if slot else "") + label))
+                gold_insert[g] = len(inserts)
+                inserts.append(Insert(end, gold))
+            gold_piece[g] = len(pieces)
+            pieces.append(gold + ("" if last else DOCUMENT_JOINER))
         else:
             a, b = table.spans[s + d]
+            inserts.append(Insert(a, label))
             pieces.append(index.text[a:b] if last else table.piece(s + d, index.text, DOCUMENT_JOINER))
             d += 1
+    prefix, suffix = frame
     enc = counter.encoded
-    middle = sum(enc(p) for p in pieces[1:-1])
+    costs = [enc(p) for p in pieces]
+    middle = sum(costs[1:-1])
     by_pieces = table.blocks_ok is not False
 
     def measure(pad: str) -> int:
@@ -267,15 +268,17 @@ def _assemble(
     if pad:
         inserts.append(Insert(end, pad))
     if by_pieces:
-        context_tokens = sum(enc(p) for p in pieces[:-1]) + enc(pieces[-1] + pad)
-        needle_tokens = tuple(sum(enc(p) for p in pieces[: gold_piece[g]]) for g in range(len(golds)))
+        context_tokens = sum(costs[:-1]) + enc(pieces[-1] + pad)
+        before = list(itertools.accumulate(costs, initial=0))  # before[i]: tokens of the pieces ahead of piece i
+        needle_tokens = tuple(before[gold_piece[g]] for g in range(len(golds)))
     else:
         offsets = counter.offsets(begin, end, inserts)
         context_tokens = counter.count(begin, end, inserts)
         needle_tokens = tuple(offsets[gold_insert[g]] for g in range(len(golds)))
-    text = index.text
-    at = [gold_insert[g] for g in range(len(golds))]
-    chars = [len(assemble(text, begin, inserts[i].pos, inserts[:i])) for i in at]
+    # each gold document's character offset: the haystack from `begin` to its position and every insert
+    # ahead of it (the inserts are in position order)
+    shown = list(itertools.accumulate((len(ins.text) for ins in inserts), initial=0))
+    chars = [inserts[i].pos - begin + shown[i] for i in (gold_insert[g] for g in range(len(golds)))]
     placement = Placement(
         start=begin,
         end=end,
@@ -294,6 +297,21 @@ def _assemble(
         "filler": layout.filler if pad else None,
     }
     return placement, info
+
+
+def _labels(layout: DocumentLayout) -> Callable[[int], str]:
+    """`layout.label` formatted with a document number, one string per number (shared across items, so the
+    seam counter's memo finds its count by a cached hash)."""
+    return _label_cache(layout.label)
+
+
+@functools.lru_cache(maxsize=16)
+def _label_cache(label: str) -> Callable[[int], str]:
+    @functools.lru_cache(maxsize=1 << 16)
+    def formatted(number: int) -> str:
+        return label.format(index=number)
+
+    return formatted
 
 
 class DocumentsLayout:
