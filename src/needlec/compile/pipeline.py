@@ -11,7 +11,6 @@ interrupted compile, so the next run builds only what is missing.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
 import signal
@@ -364,6 +363,13 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _can_fork() -> bool:
+    """Whether worker processes can be forked here (not on Windows or where fork is unavailable)."""
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def _execute(
     plan: Plan, work: list[Work], blocks: list[Block], pending: list[Block], jobs: int, verify: bool, store: ShardStore
 ) -> Iterator[tuple[int, Summary]]:
@@ -374,10 +380,12 @@ def _execute(
     _STATE.update(plan=plan, work=work, blocks=blocks, verify=verify, store=store)
     indexes = [b.index for b in pending]
     try:
-        if jobs <= 1 or len(indexes) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        if jobs <= 1 or len(indexes) <= 1 or not _can_fork():
             for index in indexes:
                 yield _run_block(index)
             return
+        import multiprocessing  # only for a compile on several cores
+
         _warm(plan, work, pending)
         with multiprocessing.get_context("fork").Pool(min(jobs, len(indexes)), initializer=_worker_signals) as pool:
             yield from pool.imap_unordered(_run_block, indexes)

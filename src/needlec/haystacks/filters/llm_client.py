@@ -10,22 +10,23 @@ is scrubbed from every error message.
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import os
 import random
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from needlec.haystacks.filters.base import FilterError
 from needlec.util.canonical import sha256_json
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 Messages = list[dict[str, str]]
 
@@ -132,6 +133,8 @@ def retry_after(headers: Any) -> float | None:
     try:
         return float(value)
     except ValueError:
+        import email.utils
+
         when = email.utils.parsedate_to_datetime(value)
         return max(0.0, when.timestamp() - time.time()) if when else None  # noqa: TID251  (a Retry-After date is wall-clock time)
 
@@ -219,6 +222,8 @@ class ChatClient:
             answer = self.ask(messages)
             cache.put(key, answer)
             on_answer()
+
+        from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
         pool = ThreadPoolExecutor(max_workers=self.concurrency)
         futures: list[Future[None]] = [pool.submit(one, k, m) for k, m in todo]

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from tqdm import tqdm
 
 from needlec.errors import NeedlecError, Problem, SpecError
 from needlec.haystacks.filters.base import (
@@ -124,6 +123,8 @@ class FilterStage:
         if self.log is not None:
             self.log(message)
         elif self.progress:
+            from tqdm import tqdm  # only when filters report progress
+
             tqdm.write(message, file=sys.stderr)
 
     @staticmethod

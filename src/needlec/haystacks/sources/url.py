@@ -9,11 +9,8 @@ a total deadline; client errors (4xx except 429) are not retried; messages never
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import time
-import urllib.error
-import urllib.request
 import uuid
 from pathlib import Path
 from typing import Literal
@@ -85,6 +82,8 @@ class _Fatal(Exception):
 
 def _attempt(config: UrlSource, part: Path) -> str:
     """One download into `part`, streamed in chunks; returns the sha256 of what arrived."""
+    import urllib.request  # only when a download runs (with http.client and ssl, about 20 ms to import)
+
     started = time.monotonic()
     request = urllib.request.Request(config.url, headers={"User-Agent": "needlec"})
     digest = hashlib.sha256()
@@ -121,6 +120,9 @@ def _attempt(config: UrlSource, part: Path) -> str:
 
 def _download(config: UrlSource, target: Path) -> None:
     """Download to a temporary file beside `target`; rename it into place only when the hash matches."""
+    import http.client
+    import urllib.error
+
     last_error = ""
     target.parent.mkdir(parents=True, exist_ok=True)
     label = redact(config.url)
