@@ -201,6 +201,10 @@ def test_seam_counts_and_offsets_equal_whole_encodings(
     assert counter.count(start, end, inserts, prefix, suffix) == tokenizer.count(
         prefix + assemble(index.text, start, end, inserts) + suffix
     )
+    context = assemble(index.text, start, end, inserts)
+    assert counter.frame_delta(start, end, inserts, prefix, suffix) == tokenizer.count(
+        prefix + context + suffix
+    ) - tokenizer.count(context)
     if not shuffled:
         offsets = counter.offsets(start, end, inserts)
         assert offsets == [
@@ -227,3 +231,15 @@ def test_the_galloping_search_finds_what_a_scan_finds(values: list[int], data: s
     found = _last_at_most(count, lo, hi, guess, target)
     assert found == max(j for j in range(lo, hi + 1) if values[j] <= target)
     assert all(lo <= j <= hi for j in asked)
+
+
+def test_the_frame_of_a_context_given_whole_as_one_insert(index: HaystackIndex) -> None:
+    """Ranked passages come as one insert holding the whole context (an empty haystack window): the
+    frame's delta is counted at the context's two edges, its long middle left out of both sides."""
+    counter, tokenizer = Counter(index), index.tokenizer
+    body = index.text[5_000:60_000]
+    for context in (body, "[0] " + body + "\n\n" + " ." * 4_000, "。" * 3 + body):
+        for prefix, suffix in (("Read this:\n", "\nWhat is hidden?"), ("", "?"), ("<doc>", "")):
+            assert counter.frame_delta(0, 0, [Insert(0, context)], prefix, suffix) == tokenizer.count(
+                prefix + context + suffix
+            ) - tokenizer.count(context)

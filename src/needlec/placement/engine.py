@@ -131,17 +131,31 @@ class Counter:
     """
 
     MEMO_LIMIT = 200_000
+    LONG_MEMO_CHARS = 64_000_000
+    """Most characters of long insert texts kept as keys of the cut and interior memos (they are
+    emptied past it): a long insert may be a whole context of half a megabyte."""
 
     def __init__(self, index: HaystackIndex) -> None:
         self.index = index
         self.tokenizer = index.tokenizer
         self._memo: dict[str, int] = {}
-        self._cuts: dict[str, tuple[int, int, int] | None] = {}
+        self._cuts: dict[str, tuple[int, int] | None] = {}
+        self._interiors: dict[str, int] = {}
+        self._long_chars = 0  # characters of the keys of `_cuts` and `_interiors`
         self._cut_pattern: Any = None
 
-    def _cut(self, text: str) -> tuple[int, int, int] | None:
-        """(head, tail, tokens) of a long insert: it is counted as `text[:head]` with the seam before it,
-        `tokens` for `text[head:tail]` and `text[tail:]` with the seam after it; None: counted whole."""
+    def _remember_long(self, text: str) -> None:
+        """Account for a long insert text about to be kept as a memo key, emptying both memos past the limits."""
+        self._long_chars += len(text)
+        if self._long_chars > self.LONG_MEMO_CHARS or max(len(self._cuts), len(self._interiors)) >= self.MEMO_LIMIT:
+            self._cuts.clear()
+            self._interiors.clear()
+            self._long_chars = len(text)
+
+    def _cut(self, text: str) -> tuple[int, int] | None:
+        """(head, tail) of a long insert: it is counted as `text[:head]` with the seam before it, the
+        interior `text[head:tail]` on its own (`_interior_of`) and `text[tail:]` with the seam after it;
+        None: counted whole."""
         if len(text) < LONG_INSERT or not self.index.safe_classes:
             return None
         if text in self._cuts:
@@ -158,10 +172,19 @@ class Counter:
         if head is not None and tail is not None:
             a, b = head.start(), tail.start()
             if self._adds_up(text, a) and self._adds_up(text, b):
-                got = (a, b, self._interior(text[a:b]))
-        if len(self._cuts) >= self.MEMO_LIMIT:
-            self._cuts.clear()
+                got = (a, b)
+        self._remember_long(text)
         self._cuts[text] = got
+        return got
+
+    def _interior_of(self, text: str, head: int, tail: int) -> int:
+        """Tokens of a long insert's interior `text[head:tail]` (memoised per insert text). Counted only
+        when a count needs it: a frame's delta does not, as the interior is the same with the frame."""
+        got = self._interiors.get(text)
+        if got is None:
+            got = self._interior(text[head:tail])
+            self._remember_long(text)
+            self._interiors[text] = got
         return got
 
     def _adds_up(self, text: str, at: int) -> bool:
@@ -187,14 +210,21 @@ class Counter:
         cut = self._cut(text)
         if cut is None:
             return self.tokenizer.count(text)
-        head, tail, interior = cut
-        return self.encoded(text[:head]) + interior + self.encoded(text[tail:])
+        head, tail = cut
+        return self.encoded(text[:head]) + self._interior_of(text, head, tail) + self.encoded(text[tail:])
 
     def piece(
-        self, a: int, b: int, inserts: list[Insert] | tuple[Insert, ...], prefix: str = "", suffix: str = ""
+        self,
+        a: int,
+        b: int,
+        inserts: list[Insert] | tuple[Insert, ...],
+        prefix: str = "",
+        suffix: str = "",
+        interiors: bool = True,
     ) -> int:
         """Tokens of `prefix + assemble(text, a, b, inserts) + suffix`, a seam window's text: encoded
-        (memoised), but a long insert's interior counted once per insert text (`_cut`)."""
+        (memoised), but a long insert's interior counted once per insert text (`_cut`); with
+        `interiors=False` the long inserts' interiors are left out (for differences in which they cancel)."""
         text = self.index.text
         total = 0
         parts = [prefix]
@@ -207,9 +237,11 @@ class Counter:
             if cut is None:
                 parts.append(ins.text)
             else:
-                head, tail, tokens = cut
+                head, tail = cut
                 parts.append(ins.text[:head])
-                total += self.encoded("".join(parts)) + tokens
+                total += self.encoded("".join(parts))
+                if interiors:
+                    total += self._interior_of(ins.text, head, tail)
                 parts = [ins.text[tail:]]
             cursor = ins.pos
         parts.append(text[cursor:b])
@@ -314,7 +346,7 @@ class Counter:
         if not prefix and not suffix:
             return 0
         text = self.index.text
-        if not self.index.local:
+        if not self.index.local or not self._in_order(start, end, inserts):
             context = assemble(text, start, end, inserts)
             return self.tokenizer.count(prefix + context + suffix) - self.tokenizer.count(context)
         right, left = self._bounds(start, end)
@@ -333,7 +365,8 @@ class Counter:
 
         def framed(a: int, b: int, before: str, after: str) -> int:
             within = inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)]
-            return self.piece(a, b, within, before, after) - self.piece(a, b, within)
+            # a long insert's interior is the same with the frame and without: left out of both
+            return self.piece(a, b, within, before, after, False) - self.piece(a, b, within, interiors=False)
 
         if tail_start <= head_end:  # one window holds both edges
             return framed(start, end, prefix, suffix)
