@@ -771,7 +771,8 @@ def _last_at_most(count: Callable[[int], int], lo: int, hi: int, guess: int, tar
 
     The search starts at `guess` (where the target is expected: the boundary at the estimated end)
     and gallops from there to bracket the answer before bisecting, so a good guess costs a few
-    counts instead of a bisection over the whole range. The answer is the one bisection finds.
+    counts instead of a bisection over the whole range. For a count that grows with j, which a
+    bisection assumes as well, the answer is the one a bisection finds (`tests/test_placement.py`).
     """
     guess = min(max(guess, lo), hi)
     if guess > lo:
