@@ -11,8 +11,14 @@ median at the same length with the same tokenizer, measured in the same run.
         [--tokenizer cl100k_base] [--hf PATH/tokenizer.json]
 
 `--hf` adds a row per family for a Hugging Face `tokenizer.json` (its ratio is against NIAH with
-the same file). `--jobs` figures come from `benchmarks/scaling.py`; a comparison with RULER's or
-OpenCompass's own generators takes their source folders and is left to those projects' scripts.
+the same file). Two more parts run in the same invocation when asked for, each by its own script in
+a fresh process: `--jobs 1,2,0` times whole compiles on that many worker processes (0 = every core)
+with `benchmarks/scaling.py`, and `--ruler PATH` (a checkout of NVIDIA/RULER, with `--ruler-python`
+an interpreter that has its generator's dependencies) compares needlec with RULER's own generator
+at the same lengths with `benchmarks/ruler_compare.py`. OpenCompass's NeedleBench generator is not
+compared: it reads its haystack files from the Hugging Face hub, which an offline machine cannot.
+
+    python benchmarks/families.py --jobs 1,2,0 --ruler PATH/TO/RULER --ruler-python PATH/TO/python
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,6 +109,10 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=5)
     parser.add_argument("--only", default="", help="only rows whose label contains this text")
     parser.add_argument("--hf", type=Path, help="also measure with this tokenizer.json")
+    parser.add_argument("--jobs", help="also time whole compiles on these worker counts, e.g. 1,2,0 (scaling.py)")
+    parser.add_argument("--ruler", type=Path, help="also compare with RULER's generator in this checkout")
+    parser.add_argument("--ruler-python", default=sys.executable, help="the interpreter that runs RULER's generator")
+    parser.add_argument("--ruler-runs", type=int, default=1, help="paired runs per RULER cell (default 1)")
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
     rows = [r for r in ROWS if args.only in r.label or r.label.startswith("niah (")]
@@ -130,7 +141,18 @@ def main() -> int:
                 cells = "".join(f"{got[n] * 1000:>14.1f}" for n in lengths)
                 ratios = "".join(f"{got[n] / base[n]:>10.2f}" for n in lengths)
                 print(f"{row.label:<26}{cells}{ratios}", flush=True)
-    return 0
+    status = 0
+    here = Path(__file__).resolve().parent
+    if args.jobs:
+        print(f"\n== whole compiles on {args.jobs} worker processes (benchmarks/scaling.py)", flush=True)
+        scaling = [sys.executable, str(here / "scaling.py"), "--jobs", args.jobs]
+        status |= subprocess.run(scaling, check=False).returncode
+    if args.ruler:
+        print("\n== against RULER's generator (benchmarks/ruler_compare.py)", flush=True)
+        compare = [sys.executable, str(here / "ruler_compare.py"), "--ruler", str(args.ruler)]
+        compare += ["--python", args.ruler_python, "--lengths", args.lengths, "--runs", str(args.ruler_runs)]
+        status |= subprocess.run(compare, check=False).returncode
+    return status
 
 
 if __name__ == "__main__":

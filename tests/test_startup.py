@@ -68,3 +68,19 @@ def test_a_small_compile_with_its_index_cached_imports_no_numpy(tmp_path: Path) 
         loaded = modules_after(f"from needlec.cli import main\nassert main({argv!r}) == 0\n", ("numpy",), cache)
     assert loaded == []
     assert list((cache / "indexes").iterdir())
+
+
+def test_the_command_line_keeps_blas_on_one_thread_unless_told() -> None:
+    # numpy's OpenBLAS starts a thread per core on import, which the command line avoids by default
+    code = (
+        "import os\nfrom needlec.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    for given, expected in ((None, "1"), ("4", "4")):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if given is not None:
+            env["OPENBLAS_NUM_THREADS"] = given
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=300
+        )
+        assert result.stdout.splitlines()[-1] == expected
