@@ -23,6 +23,7 @@ import difflib
 import functools
 import importlib
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -112,13 +113,20 @@ class Registry(Generic[T]):
             `needlec.<kind>`.
         modules: dotted names of the built-in modules that register this kind's components;
             imported on the first read, in order.
+        provides: built-in component name -> the module of `modules` that registers it. Reading
+            one of these names imports only its module, so a spec that names a few components
+            never imports (or builds the spec models of) the others; any other name imports every
+            built-in module first (`tests/test_registry_lazy.py` checks the table).
     """
 
-    def __init__(self, kind: str, modules: tuple[str, ...] = ()) -> None:
+    def __init__(self, kind: str, modules: tuple[str, ...] = (), provides: dict[str, str] | None = None) -> None:
         self.kind = kind
         self.group = f"needlec.{kind}"
         self._modules = modules
+        self._provides = dict(provides or {})
         self._items: dict[str, Component[T]] = {}
+        self._order: dict[str, tuple[int, str, int]] = {}  # name -> its place in iteration order
+        self._loading_entry_point = ""  # the entry point being imported, while it is
         self._failures: dict[str, LoadFailure] = {}
         self._entry_points: dict[str, EntryPoint] | None = None
         self._loaded_entry_points: set[str] = set()
@@ -137,7 +145,15 @@ class Registry(Generic[T]):
                     raise RuntimeError(f"{self.kind} {name!r} is registered twice")
                 doc = (getattr(factory, "__doc__", None) or config.__doc__ or "").strip()
                 self._items[name] = Component(name, config, factory, doc.splitlines()[0] if doc else "")
+                # built-ins in the order of `modules`, then by entry-point name, whatever order they load in
+                rank = next(
+                    (i for i, m in enumerate(self._modules) if module == m or module.startswith(m + ".")),
+                    len(self._modules),
+                )
+                self._order[name] = (rank, self._loading_entry_point, len(self._order))
             return factory
+
+        module = sys._getframe(1).f_globals.get("__name__", "")  # the module that registers
 
         return decorate
 
@@ -150,6 +166,18 @@ class Registry(Generic[T]):
             self._builtins_loaded = True
             for module in self._modules:
                 importlib.import_module(module)
+
+    def _load_named(self, name: str) -> None:
+        """Import the built-in module that registers `name` (every built-in module when the name is not
+        in `provides`, so a built-in always wins over a plugin of the same name)."""
+        with self._lock:
+            if name in self._items:
+                return
+            module = self._provides.get(name)
+            if module is not None:
+                importlib.import_module(module)
+            if name not in self._items:
+                self._load_builtins()
 
     def _discover(self) -> dict[str, EntryPoint]:
         with self._lock:
@@ -169,14 +197,17 @@ class Registry(Generic[T]):
             self._loaded_entry_points.add(name)
             if name in self._items:  # a built-in of the same name wins; the plugin is not imported
                 return
+            self._loading_entry_point = name
             try:
                 entry_point.load()
             except Exception as exc:  # any failure of third-party code is recorded, never raised here
                 error = f"{type(exc).__name__}: {exc}"
             else:
                 if name in self._items:
+                    self._loading_entry_point = ""
                     return
                 error = f"importing it did not register a {singular(self.kind)} named {name!r}"
+            self._loading_entry_point = ""
             self._failures[name] = LoadFailure(
                 self.kind, name, self.group, entry_point.value, _distribution(entry_point), error
             )
@@ -199,7 +230,7 @@ class Registry(Generic[T]):
         Raises:
             PluginError: the name is unknown (with a did-you-mean) or its plugin failed to load.
         """
-        self._load_builtins()
+        self._load_named(name)
         if name not in self._items:
             self._load_entry_point(name)
         if name in self._items:
@@ -208,7 +239,7 @@ class Registry(Generic[T]):
 
     def failure(self, name: str) -> LoadFailure | None:
         """The recorded load failure of the entry point `name`, if it failed."""
-        self._load_builtins()
+        self._load_named(name)
         if name not in self._items:
             self._load_entry_point(name)
         return self._failures.get(name)
@@ -235,12 +266,12 @@ class Registry(Generic[T]):
         """Every component in registration order: built-ins in the order of `modules`, then
         plugins by entry-point name (a stable order, so generated unions and schemas are too)."""
         self.load_all()
-        return iter(list(self._items.values()))
+        return iter([self._items[name] for name in sorted(self._items, key=self._order.__getitem__)])
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        self._load_builtins()
+        self._load_named(name)
         if name not in self._items:
             self._load_entry_point(name)
         return name in self._items
@@ -282,6 +313,80 @@ def registry_union(registry: Registry[Any], tag: str, default: str | None = None
     return Annotated[union, BeforeValidator(check)]
 
 
+@dataclass(frozen=True)
+class ComponentField:
+    """The pydantic type of a component mapping that loads only the component its `tag` names.
+
+    Validation reads the tag (filling in `default` when it is absent), loads that one component
+    (`Registry.get`, which imports only its module) and validates the mapping with its config model;
+    errors keep their locations and are worded as a tagged union's are. The JSON Schema is the full
+    union of every registered kind (`registry_union`), built only when a schema is asked for.
+    """
+
+    registry: Registry[Any]
+    tag: str
+    default: str | None = None
+    shorthand: Callable[[Any], Any] | None = None  # turns another input (a bare name) into a mapping first
+    shorthand_type: Any = None  # what the shorthand accepts, for the JSON Schema
+
+    def full(self) -> Any:
+        """The tagged union of every registered kind (loads them all)."""
+        return registry_union(self.registry, self.tag, self.default)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_plain_validator_function(self.validate)
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> Any:
+        from pydantic import TypeAdapter
+
+        accepted = self.full() if self.shorthand_type is None else self.shorthand_type | self.full()
+        return handler(TypeAdapter(accepted).core_schema)
+
+    def validate(self, value: Any) -> Any:
+        from pydantic import BaseModel
+        from pydantic_core import PydanticKnownError
+
+        tag, registry = self.tag, self.registry
+        if self.shorthand is not None:
+            value = self.shorthand(value)
+        if isinstance(value, BaseModel):
+            name = getattr(value, tag, None)
+            if isinstance(name, str) and name in registry and isinstance(value, registry.get(name).config):
+                return value  # already one of this kind's configs
+            value = dict(value)
+        if not isinstance(value, dict):
+            raise PydanticKnownError("model_attributes_type")
+        if self.default is not None and tag not in value:
+            value = {tag: self.default, **value}
+        if tag not in value:
+            raise PydanticKnownError("union_tag_not_found", {"discriminator": f"'{tag}'"})
+        name = value[tag]
+        if not isinstance(name, str) or name not in registry:
+            failure = registry.failure(name) if isinstance(name, str) else None
+            if failure is not None:
+                raise ValueError(failure.message())
+            expected = ", ".join(f"'{component.name}'" for component in registry)
+            raise PydanticKnownError(
+                "union_tag_invalid", {"discriminator": f"'{tag}'", "tag": str(name), "expected_tags": expected}
+            )
+        return registry.get(name).config.model_validate(value)
+
+
+def component_field(
+    registry: Registry[Any],
+    tag: str,
+    default: str | None = None,
+    shorthand: Callable[[Any], Any] | None = None,
+    shorthand_type: Any = None,
+) -> Any:
+    """`Annotated[Any, ComponentField(...)]`: a spec field holding one component mapping (see `ComponentField`)."""
+    from typing import Annotated
+
+    return Annotated[Any, ComponentField(registry, tag, default, shorthand, shorthand_type)]
+
+
 # -- the registries --------------------------------------------------------------------------------
 # Each kind's Protocol lives beside its implementations (see ARCHITECTURE.md, "Registries and
 # plugins"); they are imported above for type checking only, so this bottom layer imports nothing
@@ -294,6 +399,11 @@ SOURCES: Registry[Any] = Registry(
         "needlec.haystacks.sources.files",
         "needlec.haystacks.sources.url",
     ),
+    provides={
+        "builtin": "needlec.haystacks.sources.builtin",
+        "files": "needlec.haystacks.sources.files",
+        "url": "needlec.haystacks.sources.url",
+    },
 )
 FILTERS: Registry[Any] = Registry(
     "filters",
@@ -304,10 +414,25 @@ FILTERS: Registry[Any] = Registry(
         "needlec.haystacks.filters.llm",
         "needlec.haystacks.filters.names",
     ),
+    provides={
+        "answer_candidates": "needlec.haystacks.filters.candidates",
+        "embedding_distractors": "needlec.haystacks.filters.embedding",
+        "literal_terms": "needlec.haystacks.filters.literal",
+        "llm_answer_candidates": "needlec.haystacks.filters.llm",
+        "name_collisions": "needlec.haystacks.filters.names",
+    },
 )
 BUILDERS: Registry[Any] = Registry(
     "builders",
     modules=("needlec.haystacks.builders", "needlec.haystacks.passages", "needlec.haystacks.ruler_builders"),
+    provides={
+        "concat": "needlec.haystacks.builders",
+        "snippets": "needlec.haystacks.builders",
+        "passages": "needlec.haystacks.passages",
+        **dict.fromkeys(
+            ("repeat", "needle_filler", "ruler_words", "ruler_documents"), "needlec.haystacks.ruler_builders"
+        ),
+    },
 )
 NEEDLES: Registry[Any] = Registry(
     "needles",
@@ -319,8 +444,18 @@ NEEDLES: Registry[Any] = Registry(
         "needlec.kinds.ruler.kind",
         "needlec.kinds.template",
     ),
+    provides={
+        "atc": "needlec.kinds.atc.kind",
+        "latent_hop": "needlec.kinds.latent_hop",
+        "mlneedle": "needlec.kinds.mlneedle",
+        "needlebench": "needlec.kinds.needlebench.kind",
+        "ruler": "needlec.kinds.ruler.kind",
+        "template": "needlec.kinds.template",
+    },
 )
-TOKENIZERS: Registry[Any] = Registry("tokenizers", modules=("needlec.tokenizer",))
+TOKENIZERS: Registry[Any] = Registry(
+    "tokenizers", modules=("needlec.tokenizer",), provides={"tiktoken": "needlec.tokenizer", "hf": "needlec.tokenizer"}
+)
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
 LAYOUTS: Registry[Any] = Registry(
     "layouts",
@@ -330,6 +465,12 @@ LAYOUTS: Registry[Any] = Registry(
         "needlec.placement.layouts.passages",
         "needlec.placement.layouts.documents",
     ),
+    provides={
+        "window": "needlec.placement.layouts.window",
+        "alone": "needlec.placement.layouts.alone",
+        "passages": "needlec.placement.layouts.passages",
+        "documents": "needlec.placement.layouts.documents",
+    },
 )
 REPORTS: Registry[Any] = Registry(
     "reports",

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from needlec.registry import ComponentField
 from needlec.site.markdown import code, md_cell, table
 from needlec.spec.models import Spec, json_schema
 
@@ -48,11 +49,16 @@ def model_classes(root: type[BaseModel] = Spec) -> dict[str, type[BaseModel]]:
     found: dict[str, type[BaseModel]] = {}
 
     def visit(annotation: Any) -> None:
+        if isinstance(annotation, ComponentField):  # a component mapping: every registered kind's model
+            visit(annotation.full())
+            return
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             if annotation.__name__ not in found:
                 found[annotation.__name__] = annotation
                 for info in annotation.model_fields.values():
                     visit(info.annotation)
+                    for meta in info.metadata:
+                        visit(meta)
             return
         for arg in typing.get_args(annotation):
             visit(arg)

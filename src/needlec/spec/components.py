@@ -13,11 +13,9 @@ use `FilterConfig`, the snippet builder uses `TokenizerConfig`) while its own re
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BeforeValidator
-
-from needlec.registry import BUILDERS, FILTERS, METRICS, NEEDLES, SOURCES, TOKENIZERS, registry_union
+from needlec.registry import BUILDERS, FILTERS, METRICS, NEEDLES, SOURCES, TOKENIZERS, component_field
 
 TiktokenEncoding = Literal["cl100k_base", "o200k_base"]
 
@@ -30,21 +28,17 @@ def _tokenizer_shorthand(value: Any) -> Any:
 
 
 def _tokenizer_config() -> Any:
-    mapping = registry_union(TOKENIZERS, "type")
     # The JSON Schema must accept the bare-name shorthand too, or editors reject valid specs.
-    return Annotated[
-        mapping,
-        BeforeValidator(_tokenizer_shorthand, json_schema_input_type=TiktokenEncoding | mapping),
-    ]
+    return component_field(TOKENIZERS, "type", shorthand=_tokenizer_shorthand, shorthand_type=TiktokenEncoding)
 
 
 _BUILDERS: dict[str, Callable[[], Any]] = {
     "TokenizerConfig": _tokenizer_config,
-    "FilterConfig": lambda: registry_union(FILTERS, "type"),
-    "SourceConfig": lambda: registry_union(SOURCES, "type"),
-    "BuilderConfig": lambda: registry_union(BUILDERS, "type", default="concat"),
-    "NeedleConfig": lambda: registry_union(NEEDLES, "type", default="template"),
-    "MetricConfig": lambda: registry_union(METRICS, "metric"),
+    "FilterConfig": lambda: component_field(FILTERS, "type"),
+    "SourceConfig": lambda: component_field(SOURCES, "type"),
+    "BuilderConfig": lambda: component_field(BUILDERS, "type", default="concat"),
+    "NeedleConfig": lambda: component_field(NEEDLES, "type", default="template"),
+    "MetricConfig": lambda: component_field(METRICS, "metric"),
 }
 
 
