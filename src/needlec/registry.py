@@ -8,8 +8,9 @@ cheap and never imports a component. Third-party packages add components through
 entry-point group `needlec.<kind>` (e.g. `needlec.sources`): the entry point's name is the
 component's name and its value is the module (or an object in it) that registers it.
 
-Entry points load lazily: `get(name)` loads only the entry point of that name, iterating (which
-building a spec union does) loads them all, after which the registry is frozen. A plugin that
+Reading is lazy: `get(name)` imports only the built-in module that the registry's `provides`
+table names for it, or else only the entry point of that name; iterating (which building a JSON
+Schema does) loads them all, after which the registry is frozen. A plugin that
 fails to import is recorded, not raised: a spec that names it gets a `PluginError` naming the
 distribution, the entry point and the exception, and every other spec is unaffected. Setting
 the environment variable `NEEDLEC_PLUGINS=0` turns entry-point discovery off.

@@ -1,13 +1,14 @@
 """The spec types of component mappings, built from the registries in `needlec.registry`.
 
 A component mapping (a haystack source, a filter, a builder, a needle, a tokenizer, a scoring
-metric) is a discriminated union of every registered kind's config model, told apart by its
-`type:` (or `metric:`) key. The unions are built here, by reading the registries, so the spec
-language never imports a component package: the registries import their built-in modules and
-plugins dynamically.
+metric) is told apart by its `type:` (or `metric:`) key. Each field type here is a
+`registry.ComponentField`: a mapping is validated by the config model of the one component its
+key names, which the registry loads on demand (only that component's module), and the JSON Schema
+is the discriminated union of every registered kind. So the spec language never imports a
+component package, and a spec loads only the components it names.
 
-Each union is built on first access: a component module may itself use another union (sources
-use `FilterConfig`, the snippet builder uses `TokenizerConfig`) while its own registry loads.
+Each type is built on first access: a component module may itself use another one (sources use
+`FilterConfig`, the snippet builder uses `TokenizerConfig`) while its own registry loads.
 """
 
 from __future__ import annotations
