@@ -113,18 +113,18 @@ class Registry(Generic[T]):
         kind: the plural name of the kind (`sources`, `needles`, ...); the entry-point group is
             `needlec.<kind>`.
         modules: dotted names of the built-in modules that register this kind's components;
-            imported on the first read, in order.
-        provides: built-in component name -> the module of `modules` that registers it. Reading
-            one of these names imports only its module, so a spec that names a few components
-            never imports (or builds the spec models of) the others; any other name imports every
-            built-in module first (`tests/test_registry_lazy.py` checks the table).
+            imported on the first read, in order (by default, those of `provides` in its order).
+        provides: built-in component name -> the module that registers it. Reading one of these
+            names imports only its module, so a spec that names a few components never imports
+            (or builds the spec models of) the others; any other name imports every built-in
+            module first (`tests/test_registry_lazy.py` checks the tables).
     """
 
     def __init__(self, kind: str, modules: tuple[str, ...] = (), provides: dict[str, str] | None = None) -> None:
         self.kind = kind
         self.group = f"needlec.{kind}"
-        self._modules = modules
         self._provides = dict(provides or {})
+        self._modules = modules or tuple(dict.fromkeys(self._provides.values()))
         self._items: dict[str, Component[T]] = {}
         self._order: dict[str, tuple[int, str, int]] = {}  # name -> its place in iteration order
         self._loading_entry_point = ""  # the entry point being imported, while it is
@@ -204,11 +204,15 @@ class Registry(Generic[T]):
             except Exception as exc:  # any failure of third-party code is recorded, never raised here
                 error = f"{type(exc).__name__}: {exc}"
             else:
-                if name in self._items:
-                    self._loading_entry_point = ""
-                    return
-                error = f"importing it did not register a {singular(self.kind)} named {name!r}"
-            self._loading_entry_point = ""
+                error = (
+                    ""
+                    if name in self._items
+                    else f"importing it did not register a {singular(self.kind)} named {name!r}"
+                )
+            finally:
+                self._loading_entry_point = ""
+            if not error:
+                return
             self._failures[name] = LoadFailure(
                 self.kind, name, self.group, entry_point.value, _distribution(entry_point), error
             )
@@ -395,11 +399,6 @@ def component_field(
 
 SOURCES: Registry[Any] = Registry(
     "sources",
-    modules=(
-        "needlec.haystacks.sources.builtin",
-        "needlec.haystacks.sources.files",
-        "needlec.haystacks.sources.url",
-    ),
     provides={
         "builtin": "needlec.haystacks.sources.builtin",
         "files": "needlec.haystacks.sources.files",
@@ -408,13 +407,6 @@ SOURCES: Registry[Any] = Registry(
 )
 FILTERS: Registry[Any] = Registry(
     "filters",
-    modules=(
-        "needlec.haystacks.filters.candidates",
-        "needlec.haystacks.filters.embedding",
-        "needlec.haystacks.filters.literal",
-        "needlec.haystacks.filters.llm",
-        "needlec.haystacks.filters.names",
-    ),
     provides={
         "answer_candidates": "needlec.haystacks.filters.candidates",
         "embedding_distractors": "needlec.haystacks.filters.embedding",
@@ -425,7 +417,6 @@ FILTERS: Registry[Any] = Registry(
 )
 BUILDERS: Registry[Any] = Registry(
     "builders",
-    modules=("needlec.haystacks.builders", "needlec.haystacks.passages", "needlec.haystacks.ruler_builders"),
     provides={
         "concat": "needlec.haystacks.builders",
         "snippets": "needlec.haystacks.builders",
@@ -437,14 +428,6 @@ BUILDERS: Registry[Any] = Registry(
 )
 NEEDLES: Registry[Any] = Registry(
     "needles",
-    modules=(
-        "needlec.kinds.atc.kind",
-        "needlec.kinds.latent_hop",
-        "needlec.kinds.mlneedle",
-        "needlec.kinds.needlebench.kind",
-        "needlec.kinds.ruler.kind",
-        "needlec.kinds.template",
-    ),
     provides={
         "atc": "needlec.kinds.atc.kind",
         "latent_hop": "needlec.kinds.latent_hop",
@@ -455,17 +438,11 @@ NEEDLES: Registry[Any] = Registry(
     },
 )
 TOKENIZERS: Registry[Any] = Registry(
-    "tokenizers", modules=("needlec.tokenizer",), provides={"tiktoken": "needlec.tokenizer", "hf": "needlec.tokenizer"}
+    "tokenizers", provides={"tiktoken": "needlec.tokenizer", "hf": "needlec.tokenizer"}
 )
 METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
 LAYOUTS: Registry[Any] = Registry(
     "layouts",
-    modules=(
-        "needlec.placement.layouts.window",
-        "needlec.placement.layouts.alone",
-        "needlec.placement.layouts.passages",
-        "needlec.placement.layouts.documents",
-    ),
     provides={
         "window": "needlec.placement.layouts.window",
         "alone": "needlec.placement.layouts.alone",
