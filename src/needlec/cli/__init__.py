@@ -455,9 +455,6 @@ REPORT_LINE = (
 )
 
 
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS",)
-
-
 def quiet_blas_threads() -> None:
     """Run numpy's OpenBLAS on one thread unless the user chose otherwise.
 
@@ -466,8 +463,7 @@ def quiet_blas_threads() -> None:
     enough for one thread. Set `OPENBLAS_NUM_THREADS` to keep more. It must be set before numpy is
     imported, so the command line does it first thing.
     """
-    for name in BLAS_THREADS:
-        os.environ.setdefault(name, "1")
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
