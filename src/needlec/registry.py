@@ -291,31 +291,15 @@ def did_you_mean(word: str, choices: Any) -> str:
     return f"; did you mean {matches[0]!r}?" if matches else ""
 
 
-def registry_union(registry: Registry[Any], tag: str, default: str | None = None) -> Any:
-    """A pydantic type accepting any registered kind's config, told apart by the `tag` key.
-
-    A mapping whose tag names a plugin that failed to load is rejected with that plugin's load
-    failure (distribution, entry point, exception) instead of a bare "unknown tag".
-    """
+def registry_union(registry: Registry[Any], tag: str) -> Any:
+    """The discriminated union of every registered kind's config, told apart by the `tag` key: the JSON
+    Schema of a `ComponentField` (validation goes through `ComponentField.validate`)."""
     from typing import Annotated, Union
 
-    from pydantic import BeforeValidator, Field
+    from pydantic import Field
 
     models = tuple(component.config for component in registry)
-    union: Any = models[0] if len(models) == 1 else Annotated[Union[models], Field(discriminator=tag)]  # noqa: UP007
-
-    def check(value: Any) -> Any:
-        if isinstance(value, dict):
-            if default is not None and tag not in value:
-                value = {tag: default, **value}
-            name = value.get(tag)
-            if isinstance(name, str) and name not in registry:
-                failure = registry.failure(name)
-                if failure is not None:
-                    raise ValueError(failure.message())
-        return value
-
-    return Annotated[union, BeforeValidator(check)]
+    return models[0] if len(models) == 1 else Annotated[Union[models], Field(discriminator=tag)]  # noqa: UP007
 
 
 @dataclass(frozen=True)
@@ -336,7 +320,7 @@ class ComponentField:
 
     def full(self) -> Any:
         """The tagged union of every registered kind (loads them all)."""
-        return registry_union(self.registry, self.tag, self.default)
+        return registry_union(self.registry, self.tag)
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
         from pydantic_core import core_schema

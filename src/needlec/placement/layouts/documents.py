@@ -145,7 +145,7 @@ def _place_by_pieces(
     total = enc(prefix) + enc(suffix) + 2  # a little room for the joiner before the padding
     total += sum(enc(gold + DOCUMENT_JOINER) + enc(layout.label.format(index=g + base)) for g, gold in enumerate(golds))
     k = 0
-    labels = _labels(layout)
+    labels = _labels(layout.label)
     while first + k < len(table.spans):
         add = enc(table.piece(first + k, index.text, DOCUMENT_JOINER)) + enc(labels(k + len(golds) + base))
         if total + add > target:
@@ -198,7 +198,7 @@ def _assemble(
     gold_at = {slot: g for g, slot in enumerate(slots)}
     begin = table.spans[s][0]
     end = table.spans[s + k - 1][1] if k else begin
-    labels = _labels(layout)
+    labels = _labels(layout.label)
     base_index = layout.index_base
     inserts: list[Insert] = []
     gold_insert: dict[int, int] = {}  # gold index -> index of its insert (its label is the insert before)
@@ -299,14 +299,11 @@ def _assemble(
     return placement, info
 
 
-def _labels(layout: DocumentLayout) -> Callable[[int], str]:
-    """`layout.label` formatted with a document number, one string per number (shared across items, so the
-    seam counter's memo finds its count by a cached hash)."""
-    return _label_cache(layout.label)
-
-
 @functools.lru_cache(maxsize=16)
-def _label_cache(label: str) -> Callable[[int], str]:
+def _labels(label: str) -> Callable[[int], str]:
+    """`label` formatted with a document number, one string per number (shared across items, so the
+    seam counter's memo finds its count by a cached hash)."""
+
     @functools.lru_cache(maxsize=1 << 16)
     def formatted(number: int) -> str:
         return label.format(index=number)
