@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numpy", "rouge_score", "torch", "datasets", "matplotlib", "openai", "nltk", "scipy", "sklearn")
 
@@ -70,17 +72,21 @@ def test_a_small_compile_with_its_index_cached_imports_no_numpy(tmp_path: Path) 
     assert list((cache / "indexes").iterdir())
 
 
-def test_the_command_line_keeps_blas_on_one_thread_unless_told() -> None:
-    # numpy's OpenBLAS starts a thread per core on import, which the command line avoids by default
+@pytest.mark.parametrize(
+    ("name", "default", "given"), [("OPENBLAS_NUM_THREADS", "1", "4"), ("PYDANTIC_DISABLE_PLUGINS", "__all__", "")]
+)
+def test_the_command_line_sets_library_defaults_unless_told(name: str, default: str, given: str) -> None:
+    # numpy's OpenBLAS starts a thread per core on import, and pydantic scans every package's entry
+    # points for plugins: the command line turns both off unless the user set the variable
     code = (
         "import os\nfrom needlec.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
-        "print(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+        f"print(repr(os.environ.get({name!r})))\n"
     )
-    for given, expected in ((None, "1"), ("4", "4")):
-        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-        if given is not None:
-            env["OPENBLAS_NUM_THREADS"] = given
+    for value, expected in ((None, default), (given, given)):
+        env = {k: v for k, v in os.environ.items() if k != name}
+        if value is not None:
+            env[name] = value
         result = subprocess.run(
             [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=300
         )
-        assert result.stdout.splitlines()[-1] == expected
+        assert result.stdout.splitlines()[-1] == repr(expected)

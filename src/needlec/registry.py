@@ -424,7 +424,18 @@ NEEDLES: Registry[Any] = Registry(
 TOKENIZERS: Registry[Any] = Registry(
     "tokenizers", provides={"tiktoken": "needlec.tokenizer", "hf": "needlec.tokenizer"}
 )
-METRICS: Registry[Any] = Registry("metrics", modules=("needlec.scoring.metrics",))
+METRICS: Registry[Any] = Registry(
+    "metrics",
+    provides={
+        **dict.fromkeys(("choice", "circular"), "needlec.scoring.metrics.choice"),
+        "existence": "needlec.scoring.metrics.existence",
+        "final_answer": "needlec.scoring.metrics.extract",
+        "needlebench": "needlec.scoring.metrics.needlebench",
+        "numeric": "needlec.scoring.metrics.numeric",
+        **dict.fromkeys(("string_match_all", "string_match_part"), "needlec.scoring.metrics.ruler"),
+        **dict.fromkeys(("contains", "contains_all", "all_of", "exact", "regex"), "needlec.scoring.metrics.text"),
+    },
+)
 LAYOUTS: Registry[Any] = Registry(
     "layouts",
     provides={

@@ -29,6 +29,9 @@ class Progress:
     @contextmanager
     def items(self, desc: str, total: int, initial: int = 0, unit: str = "item") -> Iterator[Any]:
         """A bar over `total` units, `initial` of them already done (a resumed compile)."""
+        if not self.enabled:
+            yield _Silent()  # no bar at all: a quiet compile does not import tqdm
+            return
         from tqdm import tqdm
 
         bar = tqdm(
@@ -37,7 +40,6 @@ class Progress:
             unit=unit,
             desc=desc,
             file=sys.stderr,
-            disable=not self.enabled,
             dynamic_ncols=True,
             smoothing=0.1,
         )
@@ -45,3 +47,10 @@ class Progress:
             yield bar
         finally:
             bar.close()
+
+
+class _Silent:
+    """The bar of a quiet compile: counts nothing, prints nothing."""
+
+    def update(self, n: int = 1) -> None:
+        """Ignore `n` finished units."""

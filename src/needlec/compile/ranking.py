@@ -9,11 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from needlec.haystacks.filters.encoders import model_id
-from needlec.haystacks.ranking import PassageRanker, ranker_for
-
 if TYPE_CHECKING:
     from needlec.compile.plan import ConfigPlan, ItemKey
+    from needlec.haystacks.ranking import PassageRanker
     from needlec.kinds.base import NeedleKind
     from needlec.placement.view import HaystackView
 
@@ -28,12 +26,14 @@ def prepare_rankings(
     """Rank, ahead of the item builds, every question these keys will ask (None unless the config's
     builder ranks). Returns the manifest's record: the model, the pool, and the candidates dropped
     for holding a gold answer, summed over the distinct (haystack, question) pairs."""
-    from needlec.compile.items import draw_item, gold_aliases
-
     builder = config.spec.haystack.builder
     rank = getattr(builder, "rank", None)
     if rank is None or not getattr(builder, "distractors", True):
         return None
+    from needlec.compile.items import draw_item, gold_aliases
+    from needlec.haystacks.filters.encoders import model_id
+    from needlec.haystacks.ranking import ranker_for  # only a ranking config loads the ranker
+
     slot_name = rank.model_dump_json()
     asks: dict[tuple[str, str], list[tuple[str, tuple[str, ...]]]] = {}
     for key in keys:

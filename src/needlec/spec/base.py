@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict
 class StrictModel(BaseModel):
     """A spec mapping: unknown keys are rejected, values are frozen after validation."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=False, defer_build=True)
 
 
 class KeyedValueError(ValueError):

@@ -1,8 +1,9 @@
-"""Built-in metrics. Importing this package registers each in `needlec.registry.METRICS`."""
+"""Built-in metrics, one module per group. Importing a module registers its metrics in
+`needlec.registry.METRICS`, whose `provides` table names the module of each, so reading a spec loads
+only the metrics it names."""
 
 from __future__ import annotations
 
-from needlec.scoring.metrics import choice, existence, extract, needlebench, numeric, ruler, text
 from needlec.scoring.metrics.base import MetricConfig, Result
 
-__all__ = ["MetricConfig", "Result", "choice", "existence", "extract", "needlebench", "numeric", "ruler", "text"]
+__all__ = ["MetricConfig", "Result"]
