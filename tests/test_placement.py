@@ -212,6 +212,22 @@ def test_seam_counts_and_offsets_equal_whole_encodings(
         ]
 
 
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    start=st.integers(min_value=0, max_value=150_000),
+    span=st.integers(min_value=0, max_value=3_000),
+    suffix=st.sampled_from(["", "?", " A:", "。", "\n\nQuestion"]),
+)
+def test_a_plain_stretch_counts_as_its_whole_encoding(index: HaystackIndex, start: int, span: int, suffix: str) -> None:
+    """The window end search's count of the haystack alone, from short stretches (inside one seam
+    window) to long ones, equals the encoding of that text with the suffix, and the general count."""
+    counter, tokenizer = Counter(index), index.tokenizer
+    end = min(start + span, len(index.text))
+    whole = tokenizer.count(index.text[start:end] + suffix)
+    assert counter.plain(start, end, suffix) == whole
+    assert counter.count(start, end, [], "", suffix) == whole
+
+
 @given(
     values=st.lists(st.integers(min_value=0, max_value=60), min_size=1, max_size=50),
     data=st.data(),

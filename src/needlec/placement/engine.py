@@ -59,6 +59,9 @@ class _Short:
     end: int
     inserts: list[Insert]
     j: int
+    stem: _Stem | None = None
+    """The window start's stem, whose first `shared` inserts are these inserts' first (`_fill_with_breaks`)."""
+    shared: int = 0
 
 
 @dataclass(frozen=True)
@@ -336,6 +339,23 @@ class Counter:
             total += gap + piece(a, b, inserts[first:last], prefix if a == start else "", suffix if b == end else "")
         return total
 
+    def plain(self, start: int, end: int, suffix: str = "") -> int:
+        """`count(start, end, [], "", suffix)`, the haystack alone with a suffix, by the same two edge
+        windows and index arithmetic between them, without the machinery for inserts: a window end search
+        calls it once per end tried."""
+        index = self.index
+        if not index.local:
+            return self.count(start, end, [], "", suffix)
+        safe, text, encoded = index.safe, index.text, self.encoded
+        j = bisect.bisect_left(safe, start + 1)
+        if j >= len(safe) or safe[j] >= end:
+            return encoded(text[start:end] + suffix)
+        i = bisect.bisect_right(safe, end - 2) - 1
+        if i < 0 or safe[i] <= safe[j]:  # the two edge windows touch: one window
+            return encoded(text[start:end] + suffix)
+        between = index.safe_tok[i] - index.safe_tok[j]
+        return encoded(text[start : safe[j]]) + between + encoded(text[safe[i] : end] + suffix)
+
     def frame_delta(self, start: int, end: int, inserts: list[Insert], prefix: str, suffix: str) -> int:
         """count(prefix + C + suffix) - count(C) for the assembled context C, from its two edge windows only.
 
@@ -394,6 +414,52 @@ class Counter:
                 out.append(before + self.piece(a, pos, earlier) if pos > a or earlier else before)
             before += self.piece(a, b, inserts[first:last])
         return out
+
+
+class _Stem:
+    """The running count of one window start's context with its inserts, kept at the safe points between
+    its seam windows: checkpoint k is `count(begin, points[k], inserts[:r], prefix)` with the r inserts
+    before that point.
+
+    Another count from the same start whose first r inserts are the stem's, and whose other inserts and
+    end lie at least two characters past a checkpoint (where the counter's seam windows begin), is that
+    checkpoint's count plus the count from it on: the counter splits exactly at a safe point outside every
+    seam window. So the end searches of one window start (every end tried, the deepest needles moved to
+    the end, line breaks added near it) count the context once and then only what lies after the last
+    checkpoint each shares.
+    """
+
+    def __init__(self, counter: Counter, begin: int, inserts: list[Insert], prefix: str) -> None:
+        self.counter = counter
+        self.begin = begin
+        self.prefix = prefix
+        self.points: list[int] = []
+        self.marks: list[tuple[int, int]] = []  # per checkpoint: (inserts before it, count up to it)
+        limit = len(counter.index.text)
+        if not counter.index.local or not counter._in_order(begin, limit, inserts):
+            return  # no checkpoints: every count is the counter's own
+        total = 0
+        for a, b, first, last, gap in counter._windows(begin, limit, inserts)[:-1]:
+            total += gap + counter.piece(a, b, inserts[first:last], prefix if a == begin else "")
+            self.points.append(b)
+            self.marks.append((last, total))
+
+    def count(self, end: int, inserts: list[Insert], shared: int, suffix: str = "") -> int:
+        """`counter.count(begin, end, inserts, prefix, suffix)` for inserts whose first `shared` are the stem's."""
+        counter = self.counter
+        k = bisect.bisect_right(self.points, end - 2) - 1
+        while k >= 0:
+            r, total = self.marks[k]
+            point = self.points[k]
+            if r < shared or (r == shared and (r == len(inserts) or inserts[r].pos >= point + 2)):
+                rest = inserts[r:]
+                if not rest:
+                    return total + counter.plain(point, end, suffix)
+                if counter._in_order(point, end, rest):
+                    return total + counter.count(point, end, rest, "", suffix)
+                break
+            k -= 1
+        return counter.count(self.begin, end, inserts, self.prefix, suffix)
 
 
 def _nearest(candidates: list[int], x: int, lo: int, hi: int) -> int | None:
@@ -722,11 +788,12 @@ def _place_on_boundaries(
         inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
         last = inserts[-1].pos if inserts else begin
         found: list[_Short] = []
+        stem = _Stem(counter, begin, inserts, prefix)  # this start's context counted once for every end tried
         if depths[order[-1]] >= DEEP_DEPTH:
             # a needle this deep may end the context itself (no sentence after it, as at depth 100): the
             # boundary it goes to is the one that makes the count exact
             deep = _end_with_deepest(
-                counter, bounds, begin, positions, needles, order, joiner, target, prefix, suffix, k_end, depths
+                counter, bounds, begin, positions, needles, order, joiner, target, prefix, suffix, k_end, depths, stem
             )
             if isinstance(deep, Placement):
                 if judge(deep):
@@ -737,7 +804,7 @@ def _place_on_boundaries(
         lo_j = bisect.bisect_right(bounds, last + 1)
         hi_j = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
         if lo_j <= hi_j and not at_end:
-            count_at = _end_counter(counter, begin, inserts, bounds, prefix, suffix)
+            count_at = _end_counter(text, begin, inserts, bounds, suffix, stem)
             if count_at(lo_j) <= target:
                 guess = bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)])
                 lo_j = _last_at_most(count_at, lo_j, hi_j, guess, target)
@@ -749,7 +816,7 @@ def _place_on_boundaries(
                     if judge(placed):
                         return placed
                 else:
-                    short = _Short(gap, begin, end, inserts, lo_j)
+                    short = _Short(gap, begin, end, inserts, lo_j, stem, len(inserts))
                     shorts.append(short)
                     found.append(short)
         if attempt >= EDGE_ATTEMPTS and within is None:
@@ -804,29 +871,14 @@ def _last_at_most(count: Callable[[int], int], lo: int, hi: int, guess: int, tar
 
 
 def _end_counter(
-    counter: Counter, begin: int, inserts: list[Insert], bounds: list[int], prefix: str, suffix: str
+    text: str, begin: int, inserts: list[Insert], bounds: list[int], suffix: str, stem: _Stem
 ) -> Callable[[int], int]:
-    """count(j): the count of the window from `begin` to the text end before boundary j, with the inserts.
-
-    The part up to a safe point past the last insert's seam window is counted once; each end then
-    costs only the stretch from that point (index arithmetic and its edge window), which the counter's
-    split at safe points makes exact. Ends before that point are counted whole.
-    """
-    index = counter.index
-    text = index.text
-    anchor: int | None = None
-    if index.local:
-        last = inserts[-1].pos if inserts else begin
-        j = index.safe_at_or_after(last + 1)
-        if j is not None and j + 1 < len(index.safe):
-            anchor = index.safe[j + 1]
-    base = counter.count(begin, anchor, inserts, prefix, "") if anchor is not None else 0
+    """count(j): the count of the window from `begin` to the text end before boundary j, with the inserts:
+    the stem's count up to its last checkpoint before that end, and the stretch after it."""
+    shared = len(inserts)
 
     def count(j: int) -> int:
-        end = _text_end(text, bounds[j], begin)
-        if anchor is None or end <= anchor + 2:
-            return counter.count(begin, end, inserts, prefix, suffix)
-        return base + counter.count(anchor, end, [], "", suffix)
+        return stem.count(_text_end(text, bounds[j], begin), inserts, shared, suffix)
 
     return count
 
@@ -844,11 +896,13 @@ def _end_with_deepest(
     suffix: str,
     k_end: int,
     depths: list[float],
+    stem: _Stem,
 ) -> Placement | _Short | None:
     """The window that ends with its deepest needle (with every needle at depth 100, when there are any),
     put at the boundary that makes the count exact (the count grows with that boundary, so it is found by
     bisection); the window short of the target closest to it when no boundary does, and None when every
-    boundary's count is above it."""
+    boundary's count is above it. `stem` is the window start's count with the needles where `positions`
+    has them."""
     index = counter.index
     last = [i for i in order if depths[i] >= 100.0] or order[-1:]  # the needles that end the context
     floor = max([positions[i] for i in order if i not in last], default=begin)
@@ -867,24 +921,13 @@ def _end_with_deepest(
             inserts[rank] = Insert(bounds[j], first[rank].text)
         return bounds[j], inserts
 
-    # the needles before `floor` stay put while the end moves: their part, up to a safe point past their
-    # last seam window, is counted once per layout of them; each end then costs only the stretch after it
-    anchor: int | None = None
-    if index.local:
-        s = index.safe_at_or_after(floor + 1)
-        if s is not None and s + 1 < len(index.safe):
-            anchor = index.safe[s + 1]
-    if anchor is not None and floor >= anchor - 2:
-        anchor = None
-    base: list[int] = []  # the count from `begin` to `anchor`, once known
+    # the needles before `floor` stay put while the end moves, as the stem has them: each end costs the stem's
+    # count up to its last checkpoint before the moved needles, and the stretch after it
+    shared = len(order) - len(moving)
 
     def count(j: int) -> int:
         end, inserts = layout(j)
-        if anchor is None or end <= anchor + 2:
-            return counter.count(begin, end, inserts, prefix, suffix)
-        if not base:
-            base.append(counter.count(begin, anchor, [ins for ins in inserts if ins.pos <= floor], prefix, ""))
-        return base[0] + counter.count(anchor, end, [ins for ins in inserts if ins.pos > floor], "", suffix)
+        return stem.count(end, inserts, shared, suffix)
 
     if count(lo) > target:
         return None
@@ -892,7 +935,7 @@ def _end_with_deepest(
     got = count(lo)
     end, inserts = layout(lo)
     if got != target:
-        return _Short(target - got, begin, end, inserts, lo)
+        return _Short(target - got, begin, end, inserts, lo, stem, shared)
     context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
     return _measure(counter, index.text, begin, end, inserts, needles, order, target, context_tokens)
 
@@ -946,7 +989,7 @@ def _fill_with_breaks(
     gap, begin, end, inserts = short.gap, short.begin, short.end, short.inserts
     text = index.text
     taken = {ins.pos for ins in inserts}
-    inside = [q for q in reversed(bounds[: short.j]) if begin < q < end]
+    inside = bounds[bisect.bisect_right(bounds, begin) : bisect.bisect_left(bounds, end, hi=short.j)][::-1]
     # boundaries without a needle first; a break at a needle's boundary goes after the needle
     spots = ([q for q in inside if q not in taken] + [q for q in inside if q in taken])[: 4 * gap + 8]
     chosen: dict[int, str] = {}
@@ -956,11 +999,20 @@ def _fill_with_breaks(
         # a break at a needle's position goes after it (the sort keeps list order within a position)
         return sorted([*inserts, *(Insert(q, t) for q, t in sorted(breaks.items()))], key=lambda ins: ins.pos)
 
+    def count(breaks: dict[int, str]) -> int:
+        merged = merged_with(breaks)
+        if short.stem is None:
+            return counter.count(begin, end, merged, prefix, suffix)
+        # the inserts ahead of the first break are the stem's first ones (a break at a needle goes after it)
+        first = min(breaks)
+        return short.stem.count(end, merged, min(short.shared, bisect.bisect_right(positions, first)), suffix)
+
+    positions = [ins.pos for ins in inserts]
     for q in spots:
         if total == target:
             break
         for piece in BREAKS:
-            got = counter.count(begin, end, merged_with({**chosen, q: piece}), prefix, suffix)
+            got = count({**chosen, q: piece})
             if total < got <= target:
                 chosen[q], total = piece, got
                 break
