@@ -36,6 +36,11 @@ DEEP_DEPTH = 90.0
 it), which a short context with long sentences needs to reach depths near 100."""
 FILL_ATTEMPTS = 16
 """Short windows made up with line breaks, at most, in the search for one within the depth tolerance."""
+PREDICT_SLACK = 3
+"""A whole-sentence window start is counted only when, at some sentence end, its predicted count is within
+this many tokens of the target, or short of it by less than the closest window found so far and this many
+(`_place_on_boundaries`). The prediction is index arithmetic plus the seam correction of the last start
+counted, which moves by 0-2 tokens from start to start in English and Chinese text."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -735,6 +740,17 @@ def _place_on_boundaries(
     closest: tuple[float, Placement] | None = None  # the window closest to the depths, beyond the tolerance
     within: Placement | None = None  # a filled window within the tolerance (an exact one is returned at once)
     fills = 0
+    fixed = sum(needle_tokens) + frame_tokens  # what the needles and the frame add to a window's haystack tokens
+    # the seam correction of the last start counted (count less its prediction), per end search: the sentence
+    # end after the needles (False) and the deepest needle ending the window (True); None until one is known
+    corrections: dict[bool, int | None] = {} if at_end else {False: None}
+    if depths[order[-1]] >= DEEP_DEPTH:
+        corrections[True] = None
+    fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
+
+    def learn(deep: bool, end: int, got: int) -> None:
+        corrections[deep] = got - _predicted(index, begin, end) - fixed
+        fewest[deep] = min(fewest[deep], target - got)
 
     def judge(placed: Placement) -> bool:
         """Whether `placed` is within the tolerance; else keep it if it is the closest so far."""
@@ -778,6 +794,11 @@ def _place_on_boundaries(
         k_end = t_first + hay_tokens
         if k_end + 4 * MARGIN_TOKENS >= index.n_tokens:
             break
+        if not any(
+            seam is None or _worth_counting(index, bounds, begin, t_first, fixed + seam, target, deep, fewest[deep])
+            for deep, seam in corrections.items()
+        ):
+            continue  # no sentence end can make this start exact or closer than a window found: passed over
         before = 0
         aims = {}
         for i in order:
@@ -799,6 +820,7 @@ def _place_on_boundaries(
                 if judge(deep):
                     return deep
             elif deep is not None:
+                learn(True, deep.end, target - deep.gap)
                 deep_shorts.append(deep)
                 found.append(deep)
         lo_j = bisect.bisect_right(bounds, last + 1)
@@ -810,6 +832,7 @@ def _place_on_boundaries(
                 lo_j = _last_at_most(count_at, lo_j, hi_j, guess, target)
                 gap = target - count_at(lo_j)
                 end = _text_end(text, bounds[lo_j], begin)
+                learn(False, end, target - gap)
                 if gap == 0:
                     context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
                     placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
@@ -831,6 +854,38 @@ def _place_on_boundaries(
         return None
     best = min(shorts or deep_shorts, key=lambda s: s.gap)
     return _fill_with_breaks(index, counter, best, bounds, needles, order, target, prefix, suffix)
+
+
+def _predicted(index: HaystackIndex, begin: int, end: int) -> int:
+    """The haystack tokens of a window by index arithmetic: the difference of its ends' token indexes."""
+    return index.token_at(end) - index.token_at(begin)
+
+
+def _worth_counting(
+    index: HaystackIndex,
+    bounds: list[int],
+    begin: int,
+    t_first: int,
+    added: int,
+    target: int,
+    deep: bool,
+    fewest: int,
+) -> bool:
+    """Whether a window from `begin` is worth counting exactly: at a boundary near its predicted end, its
+    predicted count is within `PREDICT_SLACK` tokens of the target, or short of it by less than `fewest` (the
+    smallest shortfall found so far, which line breaks would make up) and the slack. `added` is what the
+    prediction adds to the haystack's tokens (needles, frame, the last seam correction)."""
+    k = target - added + t_first  # the token index the window's end should reach
+    if k <= t_first or k >= index.n_tokens:
+        return True  # outside the index: let the exact count decide
+    j = bisect.bisect_left(bounds, index.tok_char[k])
+    for q in bounds[max(0, j - 2) : j + 2]:
+        # a window that ends with its deepest needle ends at the boundary itself; else at the text before it
+        end = q if deep else _text_end(index.text, q, begin)
+        off = target - _predicted(index, begin, end) - added
+        if abs(off) <= PREDICT_SLACK or 0 <= off < fewest + PREDICT_SLACK:
+            return True
+    return False
 
 
 def _last_at_most(count: Callable[[int], int], lo: int, hi: int, guess: int, target: int) -> int:

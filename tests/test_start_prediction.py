@@ -1,0 +1,59 @@
+"""Whole-sentence windows: passing over the window starts whose predicted count cannot be exact (or closer
+than a window already found) picks the windows that counting every start picks.
+
+The prediction (`engine.PREDICT_SLACK`) is index arithmetic plus the seam correction of the last start
+counted; it only decides which starts are counted, and every window taken is still counted exactly. With the
+slack set beyond any count, every start is counted, which is how windows were chosen before the prediction.
+The slices hold the cases where starts are many: Chinese statutes and English essays with 20 needles at
+NeedleBench's shortest lengths, RULER's long key-value lines, and CWE's word list of some 300 inserts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from needlec.compile.pipeline import CompileOptions, compile_spec
+from needlec.placement import engine
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SLICES = {
+    "needlebench": (
+        ROOT / "specs" / "needlebench" / "needlebench-4k.yaml",
+        {
+            "config": {"m-rt-zh-after", "m-rt-en-after", "m-rs-zh-after", "s-rt-zh-after"},
+            "length": {"1000", "4000"},
+            "repeat": {"0", "1"},
+            "tokenizer": {"cl100k_base"},
+        },
+    ),
+    "ruler": (
+        ROOT / "specs" / "ruler.yaml",
+        {
+            "config": {"niah_multikey_3", "niah_multiquery", "niah_single_3", "cwe"},
+            "length": {"4096", "8192"},
+            "repeat": {"0", "1", "2", "3"},
+            "tokenizer": {"cl100k_base"},
+        },
+    ),
+}
+
+
+def _items(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted((out / "data").rglob("*.jsonl"))}
+
+
+@pytest.mark.parametrize("name", sorted(SLICES))
+def test_the_prediction_picks_the_windows_that_counting_every_start_picks(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, select = SLICES[name]
+    compile_spec(spec, tmp_path / "predicted", CompileOptions(select=select, progress=False))
+    monkeypatch.setattr(engine, "PREDICT_SLACK", 10**9)  # every start within the slack: every start counted
+    compile_spec(spec, tmp_path / "counted", CompileOptions(select=select, progress=False))
+    predicted, counted = _items(tmp_path / "predicted"), _items(tmp_path / "counted")
+    assert predicted.keys() == counted.keys()
+    assert sum(len(v) for v in predicted.values()) > 0
+    assert [k for k in predicted if predicted[k] != counted[k]] == []
