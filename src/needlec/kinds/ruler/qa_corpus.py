@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 
 from needlec.kinds.ruler.common import RulerGenerationError
@@ -206,6 +206,7 @@ def filler_documents(rng: random.Random, count: int) -> list[str]:
 
 
 @cache
+@cache
 def template_text() -> str:
     """Every fixed word of the documents and questions, casefolded: no drawn name may occur in it."""
     parts = (
@@ -238,18 +239,26 @@ class _Names:
 
     def __init__(self, rng: random.Random, haystack: str) -> None:
         self.rng = rng
-        self.haystack = haystack + "\n" + template_text()
+        self.haystack = haystack
         self.used: list[str] = []
         self.pool = reserved_names()
 
     def word(self) -> str:
         for _ in range(10_000):
             word = self.pool[self.rng.randrange(len(self.pool))]
-            if word in self.haystack or any(word in other or other in word for other in self.used):
+            if _taken(word, self.haystack) or any(word in other or other in word for other in self.used):
                 continue
             self.used.append(word)
             return _cap(word)
         raise RulerGenerationError("could not draw a fresh invented name for a QA document")
+
+
+@lru_cache(maxsize=1 << 16)
+def _taken(word: str, haystack: str) -> bool:
+    """Whether a name occurs in the haystack or in the documents' fixed words (a search of a whole haystack,
+    kept per word: every item of a haystack asks it of the same names). A name has no line break, so
+    searching the two texts apart finds what searching them joined by one does."""
+    return word in haystack or word in template_text()
 
 
 def draw_qa(rng: random.Random, task: Task, haystack: str = "", relation: str | None = None) -> QADraw:

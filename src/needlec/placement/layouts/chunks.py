@@ -25,6 +25,8 @@ whole count of the same text; where the check fails, every count is a whole coun
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +66,7 @@ class ChunkTable:
     starts: list[int]  # character offset of each chunk's first document in the haystack
     retriever: BM25 | None = None
     pieces_ok: bool | None = None  # whether piece sums matched a whole count on this view
+    _joined: tuple[str, list[int]] | None = None  # the casefolded chunks joined by NUL, and where each starts
 
     def bm25(self) -> BM25:
         if self.retriever is None:
@@ -71,9 +74,23 @@ class ChunkTable:
         return self.retriever
 
     def eligible(self, forbidden: Sequence[str]) -> list[bool]:
-        """Per chunk, whether it is free of every forbidden term (casefolded substrings)."""
+        """Per chunk, whether it is free of every forbidden term (casefolded substrings): each term is looked
+        for in all chunks at once, joined by a NUL that no term holds, and each place found rules out its chunk."""
         terms = sorted({t.casefold() for t in forbidden if t})
-        return [not any(t in f for t in terms) for f in self.folded]
+        if any("\x00" in t for t in terms):
+            return [not any(t in f for t in terms) for f in self.folded]
+        if self._joined is None:
+            offsets = list(itertools.accumulate((len(f) + 1 for f in self.folded), initial=0))
+            self._joined = ("\x00".join(self.folded), offsets)
+        joined, offsets = self._joined
+        free = [True] * len(self.folded)
+        for term in terms:
+            at = joined.find(term)
+            while at >= 0:
+                i = bisect.bisect_right(offsets, at) - 1
+                free[i] = False
+                at = joined.find(term, offsets[i + 1])  # the next chunk on
+        return free
 
 
 def chunk_table(view: HaystackView, chunk_tokens: int | None) -> ChunkTable:

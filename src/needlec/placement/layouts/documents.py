@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import operator
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -69,9 +70,8 @@ def place_documents(
     budget = target - counter.encoded(prefix + suffix) - gold_cost
     if budget < 0:
         raise ContractError(f"target length {target} is too small for the gold document(s) of the item")
-    starts = [a for a, _ in table.spans]
-    first = bisect.bisect_left(starts, start)
-    if first >= len(starts):
+    first = bisect.bisect_left(table.spans, (start,))
+    if first >= len(table.spans):
         first = 0
     if table.blocks_ok:
         # counting by pieces was checked on this haystack: the count of k documents is a sum of memoised
@@ -144,18 +144,24 @@ def _place_by_pieces(
     base = layout.index_base
     total = enc(prefix) + enc(suffix) + 2  # a little room for the joiner before the padding
     total += sum(enc(gold + DOCUMENT_JOINER) + enc(layout.label.format(index=g + base)) for g, gold in enumerate(golds))
-    k = 0
+    # the most documents whose pieces (and labels, numbered after the gold ones) fit, a block of them at a time
     labels = _labels(layout.label)
-    while first + k < len(table.spans):
-        add = enc(table.piece(first + k, index.text, DOCUMENT_JOINER)) + enc(labels(k + len(golds) + base))
-        if total + add > target:
+    k = 0
+    while True:
+        if first + k >= len(table.spans):
+            raise ContractError(
+                f"the documents haystack runs out of documents for length {target}; raise `haystack.builder.count`"
+            )
+        hi = min(len(table.spans), first + k + 256)
+        docs = table.piece_tokens(first + k, hi, index.text, DOCUMENT_JOINER, enc)
+        numbers = k + len(golds) + base
+        shown = table.label_tokens(labels, layout.label, numbers + len(docs), enc)[numbers:]
+        running = list(itertools.accumulate(map(operator.add, docs, shown), initial=total))
+        fit = max(0, bisect.bisect_right(running, target) - 1)  # documents of this block that fit
+        k += fit
+        if fit < len(docs):
             break
-        total += add
-        k += 1
-    else:
-        raise ContractError(
-            f"the documents haystack runs out of documents for length {target}; raise `haystack.builder.count`"
-        )
+        total = running[-1]
     state = rng.getstate()
     result = None
     while result is None and k >= 0:
@@ -172,11 +178,11 @@ def _place_by_pieces(
 def _check_distractors(index: HaystackIndex, table: PassageTable, first: int, k: int, forbidden: Sequence[str]) -> None:
     """Refuse a window whose distractor documents contain an answer alias or a gold entity's name."""
     folded, offsets = table.folded(index.text)
-    window = folded[offsets[first] : offsets[first + k]]
+    lo, hi = offsets[first], offsets[first + k]
     for term in (term.casefold() for term in forbidden if term):
-        at = window.find(term)
+        at = folded.find(term, lo, hi)
         if at >= 0:
-            i = bisect.bisect_right(offsets, offsets[first] + at) - 1
+            i = bisect.bisect_right(offsets, at) - 1
             raise ContractError(f"distractor document {i} of the haystack contains {term!r} of the item's gold facts")
 
 
@@ -200,41 +206,60 @@ def _assemble(
     end = table.spans[s + k - 1][1] if k else begin
     labels = _labels(layout.label)
     base_index = layout.index_base
+    enc = counter.encoded
+    text = index.text
+    spans = table.spans
+    label_costs = table.label_tokens(labels, layout.label, count + base_index, enc)
+    doc_costs = table.piece_tokens(s, s + k, text, DOCUMENT_JOINER, enc)
     inserts: list[Insert] = []
     gold_insert: dict[int, int] = {}  # gold index -> index of its insert (its label is the insert before)
     # Counting by pieces: every document (or gold) shown with the joiner after it is one piece and every
     # label another, each counted once and memoised; tokens do not cross a label's edges (a label starts
     # after a blank line and ends with a line break), which is checked once per haystack against the seam
-    # counter before it is relied on.
-    pieces: list[str] = []
+    # counter before it is relied on. `costs` holds the pieces' tokens in order (label, document, label, ...);
+    # the first and the last piece are kept as text for the frame and the padding.
+    costs: list[int] = []
     gold_piece: dict[int, int] = {}
-    d = 0
-    for slot in range(count):
-        label = labels(slot + base_index)
-        last = slot == count - 1
-        pieces.append(label)
-        if slot in gold_at:
-            g = gold_at[slot]
-            gold = golds[g]
-            if d < k:
-                pos = table.spans[s + d][0]
-                inserts.append(Insert(pos, label))
-                gold_insert[g] = len(inserts)
-                inserts.append(Insert(pos, gold + DOCUMENT_JOINER))
-            else:
-                inserts.append(Insert(end, (DOCUMENT_JOINER if slot else "") + label))
-                gold_insert[g] = len(inserts)
-                inserts.append(Insert(end, gold))
-            gold_piece[g] = len(pieces)
-            pieces.append(gold + ("" if last else DOCUMENT_JOINER))
+    d = 0  # distractor documents shown so far
+    slot = 0
+    for stop in [*sorted(gold_at), count]:
+        # the run of distractors up to the next gold slot, then that gold document
+        run = range(slot, stop)
+        inserts += [Insert(spans[s + d + i][0], labels(n + base_index)) for i, n in enumerate(run)]
+        for i, n in enumerate(run):
+            costs.append(label_costs[n + base_index])
+            costs.append(doc_costs[d + i])
+        d += len(run)
+        slot = stop
+        if stop == count:
+            break
+        g = gold_at[stop]
+        gold = golds[g]
+        label = labels(stop + base_index)
+        if d < k:
+            pos = spans[s + d][0]
+            inserts.append(Insert(pos, label))
+            gold_insert[g] = len(inserts)
+            inserts.append(Insert(pos, gold + DOCUMENT_JOINER))
         else:
-            a, b = table.spans[s + d]
-            inserts.append(Insert(a, label))
-            pieces.append(index.text[a:b] if last else table.piece(s + d, index.text, DOCUMENT_JOINER))
-            d += 1
+            inserts.append(Insert(end, (DOCUMENT_JOINER if stop else "") + label))
+            gold_insert[g] = len(inserts)
+            inserts.append(Insert(end, gold))
+        costs.append(label_costs[stop + base_index])
+        gold_piece[g] = len(costs)
+        last = stop == count - 1
+        costs.append(enc(gold + ("" if last else DOCUMENT_JOINER)))
+        slot = stop + 1
+    # the last piece has no joiner after it
+    if count - 1 in gold_at:
+        final = golds[gold_at[count - 1]]
+    else:
+        a, b = spans[s + k - 1]
+        final = text[a:b]
+        costs[-1] = enc(final)
+    pieces = [labels(base_index), final]  # the first and the last piece
+
     prefix, suffix = frame
-    enc = counter.encoded
-    costs = [enc(p) for p in pieces]
     middle = sum(costs[1:-1])
     by_pieces = table.blocks_ok is not False
 
@@ -277,7 +302,7 @@ def _assemble(
         needle_tokens = tuple(offsets[gold_insert[g]] for g in range(len(golds)))
     # each gold document's character offset: the haystack from `begin` to its position and every insert
     # ahead of it (the inserts are in position order)
-    shown = list(itertools.accumulate((len(ins.text) for ins in inserts), initial=0))
+    shown = list(itertools.accumulate(map(len, map(operator.attrgetter("text"), inserts)), initial=0))
     chars = [inserts[i].pos - begin + shown[i] for i in (gold_insert[g] for g in range(len(golds)))]
     placement = Placement(
         start=begin,

@@ -48,6 +48,8 @@ class PassageTable:
     pieces: dict[int, str] = field(default_factory=dict)  # passage text + joiner, sliced once (see `piece`)
     blocks_ok: bool | None = None  # whether counting by whole pieces matched the seam counter here
     _folded: tuple[str, list[int]] | None = None
+    _piece_tokens: list[int] | None = None  # tokens of each piece (-1: not counted yet)
+    _label_tokens: dict[str, list[int]] = field(default_factory=dict)  # per label template: tokens per number
 
     def folded(self, text: str) -> tuple[str, list[int]]:
         """Every passage casefolded, joined by a NUL (no term holds one), and where each one starts in
@@ -68,6 +70,28 @@ class PassageTable:
             a, b = self.spans[i]
             got = self.pieces[i] = text[a:b] + joiner
         return got
+
+    def piece_tokens(self, lo: int, hi: int, text: str, joiner: str, encoded: Callable[[str], int]) -> list[int]:
+        """Tokens of pieces `lo` to `hi - 1` (passage and joiner), each counted once per table."""
+        if self._piece_tokens is None:
+            self._piece_tokens = [-1] * len(self.spans)
+        known = self._piece_tokens
+        got = known[lo:hi]
+        if -1 in got:
+            for i in range(lo, hi):
+                if known[i] < 0:
+                    known[i] = encoded(self.piece(i, text, joiner))
+            got = known[lo:hi]
+        return got
+
+    def label_tokens(
+        self, label: Callable[[int], str], template: str, hi: int, encoded: Callable[[str], int]
+    ) -> list[int]:
+        """Tokens of the labels numbered 0 to `hi - 1` (`label(n)`, made from `template`), counted once per table."""
+        known = self._label_tokens.setdefault(template, [])
+        while len(known) < hi:
+            known.append(encoded(label(len(known))))
+        return known
 
     @classmethod
     def of(cls, text: str) -> PassageTable:
