@@ -204,11 +204,11 @@ class Counter:
         """Tokens of a long insert's interior: split at every point of the verified classes and counted
         piece by piece (memoised) when its pieces repeat, as a word list's lines do; else one encode."""
         from collections import Counter as Tally
-        from itertools import pairwise
 
         forward = self._cut_pattern[0]
         bounds = [0, *(m.start() for m in forward.finditer(text)), len(text)]
-        pieces = Tally(text[a:b] for a, b in pairwise(bounds) if b > a)
+        pieces = Tally(map(text.__getitem__, map(slice, bounds, bounds[1:])))
+        pieces.pop("", None)  # two bounds at one place
         if 2 * len(pieces) > len(bounds):  # mostly distinct pieces: one encode costs less
             return self.tokenizer.count(text)
         return sum(n * self.encoded(piece) for piece, n in pieces.items())
