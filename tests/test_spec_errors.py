@@ -7,10 +7,16 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
-NIAH = Path(__file__).resolve().parents[1] / "specs" / "niah.yaml"
+from needlec.errors import SpecError
+from needlec.spec import loader
+
+ROOT = Path(__file__).resolve().parents[1]
+NIAH = ROOT / "specs" / "niah.yaml"
 MAX_LINES = 25
 
 # A small valid spec; each case below changes one line of it (or adds lines after it).
@@ -390,3 +396,34 @@ def test_empty_and_non_mapping_specs(tmp_path: Path) -> None:
     ]:
         result = needlec("compile", "--dry-run", name, cwd=tmp_path)
         assert_reported(result, [name], [message])
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML was built without libyaml")
+@pytest.mark.parametrize(
+    "path",
+    sorted(
+        [
+            *(ROOT / "specs").rglob("*.yaml"),
+            *(ROOT / "examples").glob("*.yaml"),
+            *(ROOT / "tests" / "malformed").glob("*"),
+        ]
+    ),
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_libyaml_reads_a_spec_as_the_python_parser_does(path: Path) -> None:
+    """Specs are read by libyaml where PyYAML has it: the same values at the same lines and columns, and a
+    text it refuses is read again by the pure-Python parser, whose report users see."""
+    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+
+    def read(parser: Any) -> Any:
+        try:
+            doc = loader._load_text(text, path.name, parser) if parser else loader.load_text(text, path.name)
+        except loader._Refused:
+            return "refused"
+        except SpecError as exc:
+            return exc.render()
+        return doc.data, doc.values, doc.keys
+
+    slow = read(yaml.SafeLoader)
+    assert read(yaml.CSafeLoader) in (slow, "refused")
+    assert read(None) == slow
