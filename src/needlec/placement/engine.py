@@ -234,6 +234,10 @@ class Counter:
         (memoised), but a long insert's interior counted once per insert text (`_cut`); with
         `interiors=False` the long inserts' interiors are left out (for differences in which they cancel)."""
         text = self.index.text
+        if len(inserts) == 1:  # the usual seam: one short insert inside the window
+            ins = inserts[0]
+            if a <= ins.pos <= b and len(ins.text) < LONG_INSERT:
+                return self.encoded(prefix + text[a : ins.pos] + ins.text + text[ins.pos : b] + suffix)
         total = 0
         parts = [prefix]
         cursor = a
@@ -437,6 +441,7 @@ class _Stem:
     def __init__(self, counter: Counter, begin: int, inserts: list[Insert], prefix: str) -> None:
         self.counter = counter
         self.begin = begin
+        self.inserts = inserts
         self.prefix = prefix
         self.points: list[int] = []
         self.marks: list[tuple[int, int]] = []  # per checkpoint: (inserts before it, count up to it)
@@ -966,9 +971,13 @@ def _end_with_deepest(
     if lo > hi:
         return None
 
-    # only the last needles move with the end: the inserts are laid out once and those entries re-placed
-    first = _inserts({**positions, **{i: bounds[lo] for i in last}}, needles, order, joiner, last_without_joiner=True)
+    # only the last needles move with the end: the stem's inserts with those entries re-placed (the very last
+    # without its joiner, as it ends the context)
     moving = [rank for rank, i in enumerate(order) if i in last]
+    first = list(stem.inserts)
+    for rank in moving:
+        ending = "" if rank == len(order) - 1 else joiner
+        first[rank] = Insert(bounds[lo], needles[order[rank]] + ending)
 
     def layout(j: int) -> tuple[int, list[Insert]]:
         inserts = list(first)
