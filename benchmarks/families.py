@@ -5,7 +5,9 @@ items in-process at each length with `build_item`, the way a compile's workers d
 builds are timed (CPU seconds, `time.process_time`): haystack preparation, filters and indexing
 are fixed costs that a compile pays once per haystack, so what remains is the marginal cost of one
 more item. The figure is the median over the items; the ratio column divides it by Kamradt NIAH's
-median at the same length with the same tokenizer, measured in the same run.
+median at the same length with the same tokenizer, its items built in turn with the row's (one of
+each, then the next), so that the machine's speed, which can drift by half within minutes, moves
+both alike.
 
     python benchmarks/families.py [--lengths 4096,32768,131072] [--items 5] [--only ruler]
         [--tokenizer cl100k_base] [--hf PATH/tokenizer.json]
@@ -25,11 +27,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
@@ -76,30 +80,52 @@ def hf_spec(folder: Path, row: Row, tokenizer_json: Path) -> Path:
     return path
 
 
-def measure(spec: Path, config_name: str | None, lengths: list[int], items: int) -> dict[int, float]:
-    """Median CPU seconds of one item build per length for one config of a spec."""
-    cache = default_cache_dir()
-    plan = load_plan(spec, cache)
-    config = plan.config(config_name) if config_name else plan.configs[0]
-    prepared = Prepared(plan, cache)
-    ids = [h.id for h in prepared.haystacks(config.spec)]
-    first = next(iter(plan.keys(config, ids)))
-    depths = config.depth_points()
-    out: dict[int, float] = {}
-    for length in lengths:
+class Runner:
+    """One config of a spec with its haystacks prepared once: builds fresh items at any length."""
+
+    def __init__(self, spec: Path, config_name: str | None) -> None:
+        cache = default_cache_dir()
+        self.plan = load_plan(spec, cache)
+        self.config = self.plan.config(config_name) if config_name else self.plan.configs[0]
+        self.prepared = Prepared(self.plan, cache)
+        ids = [h.id for h in self.prepared.haystacks(self.config.spec)]
+        self.first = next(iter(self.plan.keys(self.config, ids)))
+        self.depths = self.config.depth_points()
+        self.drawn = 0  # repeats used so far: every build is a fresh item
+
+    def builds(self, length: int, items: int) -> list[Callable[[], object]]:
+        """`items` item builds at `length`, ready to time (one more is built first: lazy per-haystack
+        work such as boundary lists and piece counts is a fixed cost, not a per-item one)."""
         keys = [
-            dataclasses.replace(first, length=length, depth=depths[i % len(depths)], repeat=i) for i in range(items)
+            dataclasses.replace(
+                self.first, length=length, depth=self.depths[i % len(self.depths)], repeat=self.drawn + i
+            )
+            for i in range(items + 1)
         ]
-        work = prepare_work(prepared, [(config, keys)])
-        # warm-up: lazy per-haystack work (boundary lists, piece counts) is a fixed cost, not a per-item one
-        for _, key, view, kind, _ in work:
-            build_item(plan.spec.name, config, dataclasses.replace(key, repeat=key.repeat + items), view, kind)
-        times = []
-        for _, key, view, kind, _ in work:
-            began = time.process_time()
-            build_item(plan.spec.name, config, key, view, kind)
-            times.append(time.process_time() - began)
-        out[length] = statistics.median(times)
+        self.drawn += items + 1
+        work = prepare_work(self.prepared, [(self.config, keys)])
+        name = self.plan.spec.name
+        thunks = [functools.partial(build_item, name, self.config, key, view, kind) for _, key, view, kind, _ in work]
+        thunks[0]()
+        return thunks[1:]
+
+
+def timed(build: Callable[[], object]) -> float:
+    began = time.process_time()
+    build()
+    return time.process_time() - began
+
+
+def measure(row: Runner, base: Runner, lengths: list[int], items: int) -> dict[int, tuple[float, float]]:
+    """Median CPU seconds of one item build per length for a row and for Kamradt NIAH, their builds
+    interleaved (row, NIAH, row, ...) so that a machine whose speed drifts moves both alike."""
+    out: dict[int, tuple[float, float]] = {}
+    for length in lengths:
+        mine, theirs = [], []
+        for own, niah in zip(row.builds(length, items), base.builds(length, items), strict=True):
+            mine.append(timed(own))
+            theirs.append(timed(niah))
+        out[length] = (statistics.median(mine), statistics.median(theirs))
     return out
 
 
@@ -126,20 +152,19 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         for label, tokenizer_json in tokenizers:
-            print(f"\n== tokenizer: {label} (median CPU ms per item; x = ratio to Kamradt NIAH)")
+            print(f"\n== tokenizer: {label} (median CPU ms per item; x = ratio to Kamradt NIAH, interleaved)")
             print(header)
-            base: dict[int, float] | None = None
+            niah = ROWS[0]
+            base = Runner(hf_spec(Path(tmp), niah, tokenizer_json) if tokenizer_json else ROOT / niah.spec, niah.config)
             for row in rows:
                 spec = hf_spec(Path(tmp), row, tokenizer_json) if tokenizer_json else ROOT / row.spec
                 try:
-                    got = measure(spec, row.config, lengths, args.items)
+                    got = measure(Runner(spec, row.config), base, lengths, args.items)
                 except Exception as exc:  # a row that cannot run here is reported, not fatal
                     print(f"{row.label:<26}  failed: {type(exc).__name__}: {str(exc)[:80]}")
                     continue
-                if base is None:
-                    base = got
-                cells = "".join(f"{got[n] * 1000:>14.1f}" for n in lengths)
-                ratios = "".join(f"{got[n] / base[n]:>10.2f}" for n in lengths)
+                cells = "".join(f"{got[n][0] * 1000:>14.1f}" for n in lengths)
+                ratios = "".join(f"{got[n][0] / got[n][1]:>10.2f}" for n in lengths)
                 print(f"{row.label:<26}{cells}{ratios}", flush=True)
     status = 0
     here = Path(__file__).resolve().parent
