@@ -273,3 +273,19 @@ def test_sentence_transformers_encoder_ranks_the_same_way(tmp_path: Path) -> Non
         # relevance order: the two topical passages are the first two shown
         assert set(shown[:2]) == set(TOPICAL), shown[:3]
         assert ranked["dropped"] == len(ANSWER_HOLDING)
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+def test_labelled_passages_count_by_number_and_text(name: str, bible_text: str, request: pytest.FixtureRequest) -> None:
+    """A ranked context's middle passages are counted as their label's number part plus the rest, each
+    memoised, so a passage shown under a new number costs lookups; the sum equals the whole count."""
+    from needlec.haystacks.passages import PASSAGE_JOINER
+    from needlec.placement.layouts.passages import PieceMeasure, _label
+
+    tokenizer = request.getfixturevalue(name)
+    passages = [p.strip() for p in bible_text.split("\n\n") if p.strip()][:60]
+    for shift in (0, 7, 95):  # the same passages under other numbers, as in the next item
+        pieces = [_label(i + shift, True) + p + PASSAGE_JOINER for i, p in enumerate(passages)]
+        pieces[-1] = pieces[-1].removesuffix(PASSAGE_JOINER)
+        measure = PieceMeasure(tokenizer, "Read the passages.\n", "\nWhich passage?", {}, " .")
+        assert measure(pieces, PASSAGE_JOINER + " ." * 40) == measure.whole(pieces, PASSAGE_JOINER + " ." * 40)

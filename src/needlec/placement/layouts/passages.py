@@ -399,11 +399,21 @@ class PieceMeasure:
         return self.tokenizer.count(self.prefix + "".join(pieces) + pad + self.suffix)
 
     def _count(self, piece: str) -> int:
-        got = self.memo.get(piece)
+        """Tokens of one labelled passage: the label's number part and the rest apart (`"[12]"` and
+        `" The ..."`), each memoised, so a passage shown under another number than before costs a lookup.
+        The item's whole count checks the sum, as for every other piece."""
+        if piece.startswith("["):
+            close = piece.find("] ", 1, 12)
+            if close > 1 and piece[1:close].isdigit():
+                return self._memoised(piece[: close + 1]) + self._memoised(piece[close + 1 :])
+        return self._memoised(piece)
+
+    def _memoised(self, text: str) -> int:
+        got = self.memo.get(text)
         if got is None:
             if len(self.memo) >= 100_000:
                 self.memo.clear()
-            got = self.memo[piece] = self.tokenizer.count(piece)
+            got = self.memo[text] = self.tokenizer.count(text)
         return got
 
     def _rate(self) -> int | None:
