@@ -193,6 +193,16 @@ def test_relevance_order_and_negatives(tmp_path: Path) -> None:
         assert "1873" not in context(row).replace(row["needles"][0]["text"] if row["needles"] else "", "")
 
 
+def test_a_quiet_compile_shows_no_encoding_bar(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Nothing is cached here, so every passage and question is encoded: a compile without progress
+    prints no bar for it (one that shows progress does)."""
+    spec = write_spec(tmp_path / "spec", length=400)
+    compile_spec(spec, tmp_path / "quiet", CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
+    assert "embed" not in capfd.readouterr().err
+    compile_spec(spec, tmp_path / "shown", CompileOptions(progress=True, cache_dir=tmp_path / "fresh"))
+    assert "embed" in capfd.readouterr().err
+
+
 GERMAN = [
     "Im Herbst sammeln die Kinder im Wald Pilze und Kastanien, und am Abend kocht die Großmutter daraus eine "
     "warme Suppe für die ganze Familie.",

@@ -730,7 +730,7 @@ def _config_work(prepared: Prepared, config: ConfigPlan, keys: list[ItemKey]) ->
         slot = (key.haystack, key.tokenizer)
         longest[slot] = max(longest.get(slot, 0), key.length)
     views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
-    ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir)
+    ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir, prepared.filters.progress)
     if ranked is not None:  # ranked before the workers fork, so they only look rankings up
         prepared.ranking_reports[config.name] = ranked
     # context overlap is measured on a sample: smallest length, first depth, first repeat

@@ -22,10 +22,12 @@ def prepare_rankings(
     views: dict[tuple[str, str], HaystackView],
     kind: NeedleKind,
     cache_dir: Path,
+    progress: bool = False,
 ) -> dict[str, Any] | None:
     """Rank, ahead of the item builds, every question these keys will ask (None unless the config's
     builder ranks). Returns the manifest's record: the model, the pool, and the candidates dropped
-    for holding a gold answer, summed over the distinct (haystack, question) pairs."""
+    for holding a gold answer, summed over the distinct (haystack, question) pairs. With `progress`,
+    encoding the questions shows a bar on stderr."""
     builder = config.spec.haystack.builder
     rank = getattr(builder, "rank", None)
     if rank is None or not getattr(builder, "distractors", True):
@@ -40,6 +42,7 @@ def prepare_rankings(
         view = views[(key.haystack, key.tokenizer)]
         if slot_name not in view.rankers:
             view.rankers[slot_name] = ranker_for(view.index.haystack, rank, cache_dir)
+            view.rankers[slot_name].progress = progress
         _, _, _, draw = draw_item(config, key, view, kind)
         asks.setdefault((key.haystack, key.tokenizer), []).append((draw.question, gold_aliases(draw)))
     dropped = 0

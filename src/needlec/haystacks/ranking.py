@@ -83,6 +83,7 @@ class PassageRanker:
     vectors: Any = None  # unit rows, one per passage, computed on first use
     rankings: dict[tuple[str, tuple[str, ...]], Ranking] = field(default_factory=dict)
     questions: dict[str, Any] = field(default_factory=dict)
+    progress: bool = False  # a bar on stderr while questions are encoded (a compile that shows progress)
 
     @property
     def model_id(self) -> str:
@@ -90,8 +91,10 @@ class PassageRanker:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         try:
-            # a bar on stderr while texts are encoded (none when every vector is cached or shipped)
-            return embed(texts, self.encoder, self.cache, self.config.batch_size, lambda n: None, progress=True)
+            # with `progress`, a bar on stderr while texts are encoded (none when every vector is cached or shipped)
+            return embed(
+                texts, self.encoder, self.cache, self.config.batch_size, lambda n: None, progress=self.progress
+            )
         except FilterError as exc:
             raise ContractError(f"haystack.builder.rank: {exc}") from None
 
