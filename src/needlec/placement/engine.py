@@ -1053,9 +1053,14 @@ def _fill_with_breaks(
     gap, begin, end, inserts = short.gap, short.begin, short.end, short.inserts
     text = index.text
     taken = {ins.pos for ins in inserts}
-    inside = bounds[bisect.bisect_right(bounds, begin) : bisect.bisect_left(bounds, end, hi=short.j)][::-1]
-    # boundaries without a needle first; a break at a needle's boundary goes after the needle
-    spots = ([q for q in inside if q not in taken] + [q for q in inside if q in taken])[: 4 * gap + 8]
+    lo, hi = bisect.bisect_right(bounds, begin), bisect.bisect_left(bounds, end, hi=short.j)
+    wanted = 4 * gap + 8
+    # boundaries without a needle first, from the end back; a break at a needle's boundary goes after the
+    # needle. The last `wanted` free ones lie among the last `wanted + len(taken)` boundaries.
+    spots = [q for q in reversed(bounds[max(lo, hi - wanted - len(taken)) : hi]) if q not in taken][:wanted]
+    if len(spots) < wanted:  # a window of few sentences: every boundary in it
+        inside = bounds[lo:hi][::-1]
+        spots = ([q for q in inside if q not in taken] + [q for q in inside if q in taken])[:wanted]
     chosen: dict[int, str] = {}
     total = target - gap
 
