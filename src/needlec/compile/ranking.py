@@ -27,7 +27,7 @@ def prepare_rankings(
     """Rank, ahead of the item builds, every question these keys will ask (None unless the config's
     builder ranks). Returns the manifest's record: the model, the pool, and the candidates dropped
     for holding a gold answer, summed over the distinct (haystack, question) pairs. With `progress`,
-    encoding the questions shows a bar on stderr."""
+    encoding passages or questions shows a bar on stderr."""
     builder = config.spec.haystack.builder
     rank = getattr(builder, "rank", None)
     if rank is None or not getattr(builder, "distractors", True):

@@ -83,7 +83,7 @@ class PassageRanker:
     vectors: Any = None  # unit rows, one per passage, computed on first use
     rankings: dict[tuple[str, tuple[str, ...]], Ranking] = field(default_factory=dict)
     questions: dict[str, Any] = field(default_factory=dict)
-    progress: bool = False  # a bar on stderr while questions are encoded (a compile that shows progress)
+    progress: bool = False  # a bar on stderr while passages or questions are encoded (a compile showing progress)
 
     @property
     def model_id(self) -> str:

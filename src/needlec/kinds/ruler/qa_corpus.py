@@ -206,7 +206,6 @@ def filler_documents(rng: random.Random, count: int) -> list[str]:
 
 
 @cache
-@cache
 def template_text() -> str:
     """Every fixed word of the documents and questions, casefolded: no drawn name may occur in it."""
     parts = (
