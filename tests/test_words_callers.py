@@ -41,6 +41,24 @@ def test_leak_check_keeps_whole_words_in_spaced_scripts() -> None:
     assert view.leaks(("Cat", "dog"), 0, len(text)) == ["Cat"]
 
 
+def test_a_term_asked_again_and_again_gets_the_answer_of_a_full_search() -> None:
+    """A rare first word is checked at its few places on every ask; a common one ("the", at more than
+    `FEW_CANDIDATES` places) is searched for once in the whole text from its second ask on. Either way each
+    window's answer is the one the full search's occurrences give."""
+    filler = "the river ran by the mill and the road went on. " * 120
+    text = filler + "Captain Pickles came home. " + filler + "The mill stood still at last. "
+    truth = _view(text)
+    windows = [(0, len(text)), (0, len(filler)), (len(filler) - 5, len(filler) + 30), (len(text) - 40, len(text))]
+    view = _view(text)
+    for _ in range(3):
+        for term in ("Captain Pickles", "the mill", "pickles", "mill stood", "Pickles came"):
+            spots = truth.occurrences(term)
+            for start, end in windows:
+                inside = any(start <= s and s + len(term) <= end for s in spots)
+                assert view.leaks((term,), start, end) == ([term] if inside else []), (term, start, end)
+    assert "the mill" in view._occurrences and "pickles" not in view._occurrences  # the two ways were both taken
+
+
 def test_leak_check_offsets_stay_in_the_original_text_when_folding_changes_lengths() -> None:
     text = "Die Straße führt zur STRASSE am Fluss."
     view = _view(text)

