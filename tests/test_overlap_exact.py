@@ -31,6 +31,23 @@ def test_random_texts_match_rouge_score(seed: int) -> None:
     assert precision(question, context) == reference(question, context)
 
 
+PIECES = ["The", "then", "them", "he", "x2", "2", "cat", "cats", "CAT", "a_b", "mat.", "...", "42", "-", "\n", "'s"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ascii_runs_inside_longer_runs_match_rouge_score(seed: int) -> None:
+    """Question words that are parts of longer runs ("the" in "then", "2" in "x2", "a" in "a_b"), case,
+    digits and punctuation run together: the question's words found as whole runs in one scan of a long
+    ASCII context give rouge-score's figures."""
+    rng = random.Random(seed)
+
+    def text(n: int) -> str:
+        return "".join(rng.choice(PIECES) + rng.choice(["", " ", " ", ", "]) for _ in range(n))
+
+    question, context = text(rng.randint(0, 10)), text(rng.randint(0, 600))
+    assert precision(question, context) == reference(question, context)
+
+
 def test_real_prose_and_scripts_match_rouge_score(bible_text: str) -> None:
     cases = [
         ("What is the best thing to do on a rainy afternoon in Lisbon?", bible_text[:60_000]),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from needlec.errors import NeedlecError
-from needlec.kinds.ruler.common import RulerGenerationError, spaced_depths
+from needlec.kinds.ruler.common import RulerGenerationError, shuffled, spaced_depths
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
@@ -51,6 +51,19 @@ def _file_lines(name: str) -> list[str]:
 
 
 # --- word lists -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 7, 1000, 30_000])
+def test_shuffled_sorts_by_little_endian_64_bit_keys_ties_first_come(size: int) -> None:
+    """The documented order, worked out here without numpy: one `randbytes` call, 8 bytes per item read
+    as a little-endian unsigned number, items by key, equal keys in their first order. Items repeat, as
+    FWE's word stream does."""
+    for seed in range(3):
+        raw = random.Random(seed).randbytes(8 * size)
+        keys = [int.from_bytes(raw[8 * i : 8 * i + 8], "little") for i in range(size)]
+        items = [f"w{i % 50}" for i in range(size)]
+        expected = [items[i] for i in sorted(range(size), key=lambda i: (keys[i], i))]
+        assert shuffled(random.Random(seed), items) == expected
 
 
 def test_wordlist_files_match_pinned_and_manifest_sha256() -> None:

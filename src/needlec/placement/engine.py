@@ -604,19 +604,6 @@ class _Stem:
         return counter.count(self.begin, end, inserts, self.prefix, suffix)
 
 
-def _nearest(candidates: list[int], x: int, lo: int, hi: int) -> int | None:
-    """Candidate closest to x within [lo, hi] (ties go to the earlier one); None if none is."""
-    x = min(max(x, lo), hi)
-    i = bisect.bisect_left(candidates, x)
-    best: int | None = None
-    for j in (i - 1, i):
-        if 0 <= j < len(candidates) and lo <= candidates[j] <= hi:
-            c = candidates[j]
-            if best is None or abs(c - x) < abs(best - x):
-                best = c
-    return best
-
-
 def _solve(
     count_at: Callable[[int], int], first_k: int, sign: int, cut: Callable[[int], int], n_tokens: int, target: int
 ) -> tuple[int, int]:
@@ -1259,10 +1246,18 @@ def _snap_all(
 ) -> dict[int, int]:
     positions: dict[int, int] = {}
     floor = lo
+    n_tokens, tok_char, n = index.n_tokens, index.tok_char, len(bounds)
+    find = bisect.bisect_left
     for i in order:
-        k = min(max(targets[i], 0), index.n_tokens)
-        x = index.tok_char[k]
-        q = _nearest(bounds, x, floor, hi)
+        x = tok_char[min(max(targets[i], 0), n_tokens)]
+        # the boundary nearest x within [floor, hi], ties to the earlier one
+        y = min(max(x, floor), hi)
+        j = find(bounds, y)
+        q: int | None = None
+        if j > 0 and floor <= bounds[j - 1] <= hi:
+            q = bounds[j - 1]
+        if j < n and floor <= bounds[j] <= hi and (q is None or abs(bounds[j] - y) < abs(q - y)):
+            q = bounds[j]
         if always is not None and (q is None or abs(always - x) < abs(q - x)) and always >= floor:
             q = always
         if q is None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import random
-import sys
-from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -76,13 +74,13 @@ T = TypeVar("T")
 
 
 def shuffled(rng: random.Random, items: Sequence[T]) -> list[T]:
-    """`items` in a random order drawn from `rng`: sorted by 64-bit keys from one `randbytes` call (ties,
-    about one in 2^64 pairs, keep the earlier item first). For long sequences: `random.shuffle` draws
-    one number per item in Python, this one buffer."""
-    keys = array("Q", rng.randbytes(8 * len(items)))
-    if sys.byteorder != "little":  # the same keys on every machine
-        keys.byteswap()
-    return [items[i] for i in sorted(range(len(items)), key=keys.__getitem__)]
+    """`items` in a random order drawn from `rng`: sorted by 64-bit keys from one `randbytes` call, read
+    little-endian (ties, about one in 2^64 pairs, keep the earlier item first). For long sequences:
+    `random.shuffle` draws one number per item in Python, this one buffer, sorted by numpy."""
+    import numpy as np
+
+    keys = np.frombuffer(rng.randbytes(8 * len(items)), dtype="<u8")
+    return [items[i] for i in np.argsort(keys, kind="stable").tolist()]
 
 
 def join_english(parts: Sequence[str], conjunction: str = "and") -> str:
