@@ -123,6 +123,10 @@ INSERT_EDGE = 64
 """Characters of a long insert kept with the seam on either side of its cut interior."""
 CUT_CHECK_CHARS = 64
 """Each cut of a long insert is checked on the text this many characters either side of it."""
+CUT_SEARCH = 4096
+"""Characters searched for a class point to cut a long insert at, inward from each of its two edges."""
+CUT_TRIES = 32
+"""Places tried inward from an edge, where no class point is near it, for a cut where the text adds up."""
 
 
 class Counter:
@@ -134,8 +138,9 @@ class Counter:
     Newton steps of one placement and across items, so their counts are memoised (bounded).
 
     A long insert (FWE's blocks of lines, a passage) is itself cut at two points of the classes that
-    verified on the haystack, `INSERT_EDGE` characters in from its ends: its interior is counted once
-    per insert text, and the seams see only its two edges. So trying another window start, which moves
+    verified on the haystack, `INSERT_EDGE` characters in from its ends (or, with no such point near
+    an end, as a pad of dots has none, at the nearest place where the text adds up): its interior is
+    counted once per insert text, and the seams see only its two edges. So trying another window start, which moves
     every insert, re-encodes short seam windows rather than every insert whole. Each of the two cuts is
     also checked where it is (the text around it counts as its two sides do), and an insert whose cut
     fails the check is counted whole; the outcome depends on the insert's text alone, never on which
@@ -174,12 +179,17 @@ class Counter:
         if text in self._cuts:
             return self._cuts[text]
         forward, backward = self._patterns()
-        head = forward.search(text, INSERT_EDGE, len(text) - INSERT_EDGE)
-        tail = backward.search(text, head.start() + 1, len(text) - INSERT_EDGE) if head is not None else None
+        n = len(text)
+        head = forward.search(text, INSERT_EDGE, min(n - INSERT_EDGE, INSERT_EDGE + CUT_SEARCH))
+        a = head.start() if head is not None else self._any_cut(text, range(INSERT_EDGE, INSERT_EDGE + CUT_TRIES))
         got = None
-        if head is not None and tail is not None:
-            a, b = head.start(), tail.start()
-            if self._adds_up(text, a) and self._adds_up(text, b):
+        if a is not None and n - INSERT_EDGE > a + 1:
+            tail = backward.search(text, max(a + 1, n - INSERT_EDGE - CUT_SEARCH), n - INSERT_EDGE)
+            if tail is not None:
+                b: int | None = tail.start()
+            else:  # no class point near the end (a pad of dots): a cut where the text adds up
+                b = self._any_cut(text, range(n - INSERT_EDGE, max(a, n - INSERT_EDGE - CUT_TRIES), -1))
+            if b is not None and a < b and self._adds_up(text, a) and self._adds_up(text, b):
                 got = (a, b)
         self._remember_long(text)
         self._cuts[text] = got
@@ -214,6 +224,11 @@ class Counter:
             got = self._joints[probe] = self._patterns()[0].match(probe, 1) is not None
         return got
 
+    def _any_cut(self, text: str, places: range) -> int | None:
+        """The first of `places` where the text adds up (`_adds_up`), for a long insert with no point of a
+        verified class near an end."""
+        return next((at for at in places if 0 < at < len(text) and self._adds_up(text, at)), None)
+
     def _adds_up(self, text: str, at: int) -> bool:
         """Whether the text around `at` counts as its two sides do."""
         a, b = max(0, at - CUT_CHECK_CHARS), at + CUT_CHECK_CHARS
@@ -235,8 +250,8 @@ class Counter:
     def tokens(self, text: str) -> int:
         """Token count of `text` alone: encoded, but a long one through its cut (`_cut`)."""
         cut = self._cut(text)
-        if cut is None:
-            return self.tokenizer.count(text)
+        if cut is None:  # a short insert (a needle, which recurs across items) is memoised
+            return self.encoded(text) if len(text) < LONG_INSERT else self.tokenizer.count(text)
         head, tail = cut
         return self.encoded(text[:head]) + self._interior_of(text, head, tail) + self.encoded(text[tail:])
 
