@@ -299,3 +299,43 @@ def test_labelled_passages_count_by_number_and_text(name: str, bible_text: str, 
         pieces[-1] = pieces[-1].removesuffix(PASSAGE_JOINER)
         measure = PieceMeasure(tokenizer, "Read the passages.\n", "\nWhich passage?", {}, " .")
         assert measure(pieces, PASSAGE_JOINER + " ." * 40) == measure.whole(pieces, PASSAGE_JOINER + " ." * 40)
+
+
+def test_a_tokenizer_that_merges_across_passages_gets_whole_counts(
+    tmp_path: Path, bible_text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a BPE trained here without pre-tokenization on labelled passages, the blank line between two
+    passages merges with the next label: the piece sums' cuts fail their checks, the contexts are counted
+    whole, and every length and needle offset is still exact."""
+    from tokenizers import Tokenizer as RawTokenizer
+    from tokenizers import models, trainers
+
+    passages = TOPICAL + ANSWER_HOLDING + UNRELATED
+    labelled = "".join(f"[{i}] {p}\n\n" for i, p in enumerate(passages * 20))
+    raw = RawTokenizer(models.BPE())
+    raw.train_from_iterator([labelled, bible_text[:60_000]], trainers.BpeTrainer(vocab_size=1200, show_progress=False))
+    raw.save(str(tmp_path / "tok.json"))
+    assert len(raw.encode("x\n\n[1] y").ids) != len(raw.encode("x\n\n").ids) + len(raw.encode("[1] y").ids)
+    spec = write_spec(tmp_path)
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(text.replace("tokenizers: [o200k_base]", "tokenizers: [{type: hf, path: tok.json, name: merging}]"))
+    from needlec.placement.layouts.passages import PieceMeasure
+
+    checked: list[bool] = []  # what each context's check found (the real check, recorded on the way)
+    holds = PieceMeasure.holds
+
+    def recorded(self: PieceMeasure, *args: Any) -> bool:
+        checked.append(holds(self, *args))
+        return checked[-1]
+
+    monkeypatch.setattr(PieceMeasure, "holds", recorded)
+    out = tmp_path / "out"
+    compile_spec(spec, out, CompileOptions(progress=False, cache_dir=tmp_path / "cache"))
+    rows = rows_of(out)
+    assert len(rows) == 3
+    assert checked and not any(checked)  # every context went back to whole counts
+    for row in rows:
+        body = context(row)
+        assert len(raw.encode(body).ids) == 1000 == row["context_tokens"]
+        needle = row["needles"][0]
+        assert len(raw.encode(body[: needle["char_offset"]]).ids) == needle["token_offset"]

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 
 START_TRIES = 16
 MAX_FILLER_STEPS = 24
+JOINT_CHARS = 32
+"""Characters either side of a cut in a ranked context checked for counting apart (`PieceMeasure.holds`)."""
+PAD_EDGE = 16
+"""Filler repeats of a long pad counted with the text on either side; those between go by the filler's rate."""
 
 
 @dataclass
@@ -308,29 +312,37 @@ def place_ranked(
         texts = [passages[ranking.candidates[r]] for r in shown]
         result = _assemble_ranked(texts, needle, depth, filler, numbered, target, measure)
         if result is not None:
-            body, pad, _ = result
-            whole = measure.whole([body], pad)
-            if not measure.pieces_ok or whole == target:
+            body, pad, j, pieces = result
+            if not measure.pieces_ok:
                 break
-            measure.pieces_ok = False  # the piece sums are off for this context: count it whole
+            if measure.holds(pieces, pad, j if needle else None):
+                break  # the piece sums stand: the context measures `target`
+            measure.pieces_ok = False  # a joint does not count apart: build this context with whole counts
             continue
         if not shown:
             raise ContractError(f"target length {target} is too small for the needle passage")
         shown.remove(max(shown))  # the least similar goes first
-    body, pad, j = result
     context = body + pad
     needle_chars: tuple[int, ...] = ()
     needle_at: tuple[int, ...] = ()
     if needle:
         at = context.index(_label(j, numbered) + needle) + len(_label(j, numbered))
         needle_chars = (at,)
-        needle_at = (tokenizer.count(context[:at]),)
+        needle_at = (
+            measure.before(pieces, j, _label(j, numbered)) if measure.pieces_ok else tokenizer.count(context[:at]),
+        )
+    if measure.pieces_ok:
+        context_tokens = measure.bare(pieces, pad)
+    else:
+        context_tokens = (
+            measure.whole([body], pad) if not (measure.prefix or measure.suffix) else tokenizer.count(context)
+        )
     placement = Placement(
         start=0,
         end=0,
         inserts=(Insert(0, context),),
         total_tokens=target,
-        context_tokens=whole if not (measure.prefix or measure.suffix) else tokenizer.count(context),
+        context_tokens=context_tokens,
         needle_tokens=needle_at,
         needle_chars=needle_chars,
     )
@@ -338,7 +350,7 @@ def place_ranked(
         "count": len(shown) + (1 if needle else 0),
         "needle_index": [j] if needle else [],
         "first": ranking.candidates[shown[0]] if shown else None,
-        "filler_tokens": tokenizer.count(pad) if pad else 0,
+        "filler_tokens": measure.pad_tokens(pad) if pad else 0,
         "filler": filler if pad else None,
         "numbered": numbered,
         "baseline": False,
@@ -363,10 +375,10 @@ def _assemble_ranked(
     numbered: bool,
     target: int,
     measure: Callable[[list[str], str], int],
-) -> tuple[str, str, int] | None:
-    """(body, padding, needle index) for these passages in this order, or None when over `target`.
-    `measure(pieces, pad)` counts the body, given as its labelled passages each with the joiner
-    after it but the last, with `pad` after it."""
+) -> tuple[str, str, int, list[str]] | None:
+    """(body, padding, needle index, pieces) for these passages in this order, or None when over `target`.
+    `measure(pieces, pad)` counts the body, given as its labelled passages (the pieces) each with the
+    joiner after it but the last, with `pad` after it."""
     blocks = list(texts)
     j = passage_index(depth, len(texts)) if needle else -1
     if needle:
@@ -375,7 +387,7 @@ def _assemble_ranked(
     pieces = [_label(i, numbered) + b + (PASSAGE_JOINER if i < last else "") for i, b in enumerate(blocks)]
     body = "".join(pieces)
     pad = pad_to(bool(body), filler, target, lambda p: measure(pieces, p))
-    return None if pad is None else (body, pad, j)
+    return None if pad is None else (body, pad, j, pieces)
 
 
 @dataclass
@@ -383,10 +395,12 @@ class PieceMeasure:
     """Tokens of `prefix + "".join(pieces) + pad + suffix` for a ranked context given as its labelled
     passages (each with the joiner after it but the last): the first piece with the prefix, the middle
     pieces from `memo` (the same passage under the same label recurs across items) and the last with
-    the pad and suffix. Passages are cut before their labels, after a blank line. The caller checks
-    each finished context with one whole count; a mismatch sets `pieces_ok` to False, and that
-    context is built again with whole counts. The measure is the item's own, so an item's bytes
-    never depend on which items were built before it."""
+    the pad and suffix. Passages are cut before their labels, after a blank line, and a label's number
+    from its text. The caller checks every such cut of a finished context where it is (`holds`: the
+    text either side of it counts as its two sides do); a cut that fails sets `pieces_ok` to False,
+    and that context is built again with whole counts. The measure is the item's own, so an item's
+    bytes never depend on which items were built before it (the memo holds counts and check results,
+    which depend on their texts alone)."""
 
     tokenizer: Tokenizer
     prefix: str
@@ -408,6 +422,78 @@ class PieceMeasure:
                 return self._memoised(piece[: close + 1]) + self._memoised(piece[close + 1 :])
         return self._memoised(piece)
 
+    def _apart(self, left: str, right: str) -> bool:
+        """Whether `left + right` counts as `left` and `right` do apart, checked on `JOINT_CHARS` characters
+        either side of the joint (memoised by those characters), as the seam counter checks a long insert's
+        cuts."""
+        a, b = left[-JOINT_CHARS:], right[:JOINT_CHARS]
+        key = f"\0apart\0{a}\0{b}"
+        got = self.memo.get(key)
+        if got is None:
+            got = int(self.tokenizer.count(a + b) == self._memoised(a) + self._memoised(b))
+            if len(self.memo) >= 100_000:
+                self.memo.clear()
+            self.memo[key] = got
+        return got == 1
+
+    def _split(self, piece: str) -> int:
+        """Where `_count` cuts a labelled passage (after its number's bracket), or 0 for no cut."""
+        if piece.startswith("["):
+            close = piece.find("] ", 1, 12)
+            if close > 1 and piece[1:close].isdigit():
+                return close + 1
+        return 0
+
+    def holds(self, pieces: list[str], pad: str, needle: int | None) -> bool:
+        """Whether every cut the piece sums make in this context counts apart (`_apart`): between two
+        pieces, in each piece counted in two parts, and around a long pad's repeats; with `needle`, also
+        the cuts that `before` makes to count the text ahead of that piece's passage."""
+        if len(pieces) < 2:
+            return True
+        apart = self._apart
+        last = len(pieces) - 1
+        for i in range(1, len(pieces)):
+            # the text on either side of the cut as the measure counts it, as far as the check looks
+            left = pieces[i - 1] if i > 1 else self.prefix + pieces[0]
+            right = pieces[i] if i < last else pieces[i] + pad + self.suffix
+            if not apart(left, right):
+                return False
+            cut = self._split(pieces[i]) if i < len(pieces) - 1 else 0
+            if cut and not apart(pieces[i][:cut], pieces[i][cut:]):
+                return False
+        if needle is not None:
+            if needle and not apart(pieces[needle - 1], _label_of(pieces[needle])):
+                return False
+            cut = self._split(pieces[0])
+            if cut and not apart(pieces[0][:cut], pieces[0][cut:]):
+                return False
+        edges = self._pad_edges(pad)
+        if edges is not None:
+            head, edge = edges
+            if not (apart(pieces[-1] + head, edge) and apart(edge, edge + self.suffix) and apart(edge, edge)):
+                return False
+        return True
+
+    def before(self, pieces: list[str], j: int, label: str) -> int:
+        """Tokens of the context ahead of piece j's passage (its label included), from the pieces (`holds`
+        checked the cuts)."""
+        return sum(self._count(p) for p in pieces[:j]) + self._memoised(label)
+
+    def pad_tokens(self, pad: str) -> int:
+        """Tokens of the pad alone: a long one's middle repeats by the filler's rate, where its cuts add up."""
+        edges = self._pad_edges(pad)
+        if edges is None or not (self._apart(edges[0], edges[1]) and self._apart(edges[1], edges[1])):
+            return self.tokenizer.count(pad)
+        head, edge = edges
+        rate = self._rate()
+        assert rate is not None
+        middle = (len(pad) - len(head) - len(edge)) // len(self.filler)
+        return self._memoised(head) + middle * rate + self._memoised(edge)
+
+    def bare(self, pieces: list[str], pad: str) -> int:
+        """Tokens of the context alone (no prompt around it), from the same pieces (`holds` checked them)."""
+        return PieceMeasure(self.tokenizer, "", "", self.memo, self.filler)(pieces, pad)
+
     def _memoised(self, text: str) -> int:
         got = self.memo.get(text)
         if got is None:
@@ -427,23 +513,42 @@ class PieceMeasure:
         rate = self.memo[key]
         return rate if rate > 0 else None
 
+    def _pad_edges(self, pad: str) -> tuple[str, str] | None:
+        """For a long pad of filler repeats that count evenly: (the pad's head, up to its middle repeats;
+        the repeats kept with the suffix), between which the middle is counted by the rate. Else None."""
+        edge = PAD_EDGE
+        core = pad.removeprefix(PASSAGE_JOINER)
+        repeats = len(core) // len(self.filler) if self.filler else 0
+        if repeats <= 4 * edge or core != self.filler * repeats or self._rate() is None:
+            return None
+        return pad[: len(pad) - (repeats - edge) * len(self.filler)], self.filler * edge
+
     def _tail(self, last: str, pad: str) -> int:
         """Tokens of the last piece, the pad and the suffix: a long pad's middle repeats by the rate."""
         count = self.tokenizer.count
-        edge = 16
-        core = pad.removeprefix(PASSAGE_JOINER)
-        repeats = len(core) // len(self.filler) if self.filler else 0
-        rate = self._rate() if repeats > 4 * edge and core == self.filler * repeats else None
-        if rate is None:
+        edges = self._pad_edges(pad)
+        if edges is None:
             return count(last + pad + self.suffix)
-        head = pad[: len(pad) - (repeats - edge) * len(self.filler)]
-        return count(last + head) + (repeats - 2 * edge) * rate + count(self.filler * edge + self.suffix)
+        head, edge = edges
+        middle = (len(pad) - len(head) - len(edge)) // len(self.filler)
+        rate = self._rate()
+        assert rate is not None
+        return count(last + head) + middle * rate + count(edge + self.suffix)
 
     def __call__(self, pieces: list[str], pad: str) -> int:
         if len(pieces) < 2 or not self.pieces_ok:
             return self.whole(pieces, pad)
         middle = sum(self._count(p) for p in pieces[1:-1])
         return self.tokenizer.count(self.prefix + pieces[0]) + middle + self._tail(pieces[-1], pad)
+
+
+def _label_of(piece: str) -> str:
+    """A piece's label as it is written before its passage (`[12] `), or nothing."""
+    if piece.startswith("["):
+        close = piece.find("] ", 1, 12)
+        if close > 1 and piece[1:close].isdigit():
+            return piece[: close + 2]
+    return ""
 
 
 def _label(i: int, numbered: bool) -> str:
