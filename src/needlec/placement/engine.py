@@ -40,10 +40,7 @@ PREDICT_SLACK = 3
 """A whole-sentence window start is counted only when, at some sentence end, its predicted count is within
 this many tokens of the target, or short of it by less than the closest window found so far and this many
 (`_place_on_boundaries`). The prediction is index arithmetic plus the seam correction of the last start
-counted, which moves by 0-2 tokens from start to start in English and Chinese text. Once two starts of an
-end search are counted, the second margin is the most the correction has moved between counted starts, when
-that is less (a list of key-value sentences, whose correction never moves, then counts only starts that
-look closer than the closest window)."""
+counted, which moves by 0-2 tokens from start to start in English and Chinese text."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -889,16 +886,9 @@ def _place_on_boundaries(
     if depths[order[-1]] >= DEEP_DEPTH:
         corrections[True] = None
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
-    # how far the correction has moved from one start counted to the next, at most, per end search (None until
-    # two starts are counted): what a window predicted short by at least `fewest` can turn out better by
-    drift: dict[bool, int | None] = {False: None, True: None}
 
     def learn(deep: bool, end: int, got: int) -> None:
-        correction = got - _predicted(index, begin, end) - fixed
-        last = corrections.get(deep)
-        if last is not None:
-            drift[deep] = max(drift[deep] or 0, abs(correction - last))
-        corrections[deep] = correction
+        corrections[deep] = got - _predicted(index, begin, end) - fixed
         fewest[deep] = min(fewest[deep], target - got)
 
     def judge(placed: Placement) -> bool:
@@ -944,8 +934,7 @@ def _place_on_boundaries(
         if k_end + 4 * MARGIN_TOKENS >= index.n_tokens:
             break
         if not any(
-            seam is None
-            or _worth_counting(index, bounds, begin, t_first, fixed + seam, target, deep, fewest[deep], drift[deep])
+            seam is None or _worth_counting(index, bounds, begin, t_first, fixed + seam, target, deep, fewest[deep])
             for deep, seam in corrections.items()
         ):
             continue  # no sentence end can make this start exact or closer than a window found: passed over
@@ -1020,23 +1009,20 @@ def _worth_counting(
     target: int,
     deep: bool,
     fewest: int,
-    drift: int | None = None,
 ) -> bool:
     """Whether a window from `begin` is worth counting exactly: at a boundary near its predicted end, its
     predicted count is within `PREDICT_SLACK` tokens of the target, or short of it by less than `fewest` (the
-    smallest shortfall found so far, which line breaks would make up) and the slack, or `drift` (the most
-    the correction has moved between starts counted) where that is smaller. `added` is what the prediction
-    adds to the haystack's tokens (needles, frame, the last seam correction)."""
+    smallest shortfall found so far, which line breaks would make up) and the slack. `added` is what the
+    prediction adds to the haystack's tokens (needles, frame, the last seam correction)."""
     k = target - added + t_first  # the token index the window's end should reach
     if k <= t_first or k >= index.n_tokens:
         return True  # outside the index: let the exact count decide
     j = bisect.bisect_left(bounds, index.tok_char[k])
-    shorter = PREDICT_SLACK if drift is None else min(drift, PREDICT_SLACK)
     for q in bounds[max(0, j - 2) : j + 2]:
         # a window that ends with its deepest needle ends at the boundary itself; else at the text before it
         end = q if deep else _text_end(index.text, q, begin)
         off = target - _predicted(index, begin, end) - added
-        if abs(off) <= PREDICT_SLACK or 0 <= off < fewest + shorter:
+        if abs(off) <= PREDICT_SLACK or 0 <= off < fewest + PREDICT_SLACK:
             return True
     return False
 
