@@ -9,8 +9,9 @@ Which positions are safe depends on the tokenizer's pre-tokenization, so the ind
 candidates in classes and keeps a class only if it verifies on the real text with the real
 tokenizer (`SAFE_CLASSES`): a space between letters (every tokenizer that pre-splits on
 whitespace), a line break after a word (word lists, line-based haystacks), the point between a
-letter and the punctuation after it (Chinese and Japanese text, which has no spaces: tiktoken's
-and byte-level BPE's regexes start a new pre-token at the punctuation), and the point between two
+letter or digit and the punctuation after it (Chinese and Japanese text, which has no spaces, and a
+needle ending in a number: tiktoken's and byte-level BPE's regexes start a new pre-token at the
+punctuation), and the point between two
 CJK characters (WordPiece tokenizers split every CJK character). A tokenizer for which no class
 verifies is counted by full re-encoding (exact, slower).
 """

@@ -140,11 +140,11 @@ class Counter:
     A long insert (FWE's blocks of lines, a passage) is itself cut at two points of the classes that
     verified on the haystack, `INSERT_EDGE` characters in from its ends (or, with no such point near
     an end, as a pad of dots has none, at the nearest place where the text adds up): its interior is
-    counted once per insert text, and the seams see only its two edges. So trying another window start, which moves
-    every insert, re-encodes short seam windows rather than every insert whole. Each of the two cuts is
-    also checked where it is (the text around it counts as its two sides do), and an insert whose cut
-    fails the check is counted whole; the outcome depends on the insert's text alone, never on which
-    items came before.
+    counted once per insert text, and the seams see only its two edges. So trying another window
+    start, which moves every insert, re-encodes short seam windows rather than every insert whole.
+    Each of the two cuts is also checked where it is (the text around it counts as its two sides do),
+    and an insert whose cut fails the check is counted whole; the outcome depends on the insert's text
+    alone, never on which items came before.
     """
 
     MEMO_LIMIT = 200_000
@@ -328,9 +328,10 @@ class Counter:
         order: the window of an insert at x runs from the safe point at or before x - 2 to the one at or
         after x + 1 (clipped to the context), and every insert lies in its own window.
 
-        With `rotate`, an insert that fits between two safe points without touching them needs no window
-        of haystack text (`_rotated`): it becomes a window of no characters at a safe point s (a == b == s)
-        whose text is `rotated`, the insert as it reads from s on. Else `rotated` is empty.
+        With `rotate`, an insert whose last characters are the haystack's just before it needs no window of
+        haystack text (`_rotated`): it becomes a window of no characters at the safe point s before those
+        characters (a == b == s) whose text is `rotated`, the insert as it reads from s on. Else `rotated`
+        is empty. (`offsets` asks for windows without rotation: an offset ends inside a rotated text.)
         """
         safe, safe_tok = self.index.safe, self.index.safe_tok
         n_safe = len(safe)
@@ -429,7 +430,8 @@ class Counter:
         suffix: str = "",
     ) -> int:
         """The tokens of `windows` (seam windows of a context from `start` to `end`, as `_windows` gives them)
-        and of the stretches before each: `count` without its tail.
+        and of the haystack stretches before each (their gaps): the count of the context when the windows
+        are all of its windows, and of a stretch of it between two checkpoints when they are a run of them.
 
         A window whose text was counted before adds its memoised count. The others are encoded together, in
         runs whose joints are points of a verified class (`_joins`): one encode for a run of windows rather
@@ -594,6 +596,7 @@ class _Stem:
             return got
         near = min(known, key=lambda j: abs(j - k))
         counter, begin, inserts = self.counter, self.begin, self.inserts
+        # end -1: no window of a run between checkpoints ends the context, so none takes a suffix
         if near < k:  # count the windows after it, up to k
             got = known[near] + counter._sum(self.windows[near + 1 : k + 1], inserts, begin, -1, self.prefix)
         else:  # take away the windows after k, up to it

@@ -415,11 +415,10 @@ class PieceMeasure:
     def _count(self, piece: str) -> int:
         """Tokens of one labelled passage: the label's number part and the rest apart (`"[12]"` and
         `" The ..."`), each memoised, so a passage shown under another number than before costs a lookup.
-        The item's whole count checks the sum, as for every other piece."""
-        if piece.startswith("["):
-            close = piece.find("] ", 1, 12)
-            if close > 1 and piece[1:close].isdigit():
-                return self._memoised(piece[: close + 1]) + self._memoised(piece[close + 1 :])
+        `holds` checks the cut, as every other cut of the sums."""
+        cut = _number_end(piece)
+        if cut:
+            return self._memoised(piece[:cut]) + self._memoised(piece[cut:])
         return self._memoised(piece)
 
     def _apart(self, left: str, right: str) -> bool:
@@ -436,35 +435,31 @@ class PieceMeasure:
             self.memo[key] = got
         return got == 1
 
-    def _split(self, piece: str) -> int:
-        """Where `_count` cuts a labelled passage (after its number's bracket), or 0 for no cut."""
-        if piece.startswith("["):
-            close = piece.find("] ", 1, 12)
-            if close > 1 and piece[1:close].isdigit():
-                return close + 1
-        return 0
-
     def holds(self, pieces: list[str], pad: str, needle: int | None) -> bool:
         """Whether every cut the piece sums make in this context counts apart (`_apart`): between two
-        pieces, in each piece counted in two parts, and around a long pad's repeats; with `needle`, also
-        the cuts that `before` makes to count the text ahead of that piece's passage."""
+        pieces (with the prompt around the context and without it, as `bare` counts), in each piece counted
+        in two parts, and around a long pad's repeats; with `needle`, also the cuts that `before` makes to
+        count the text ahead of that piece's passage."""
         if len(pieces) < 2:
             return True
         apart = self._apart
         last = len(pieces) - 1
         for i in range(1, len(pieces)):
-            # the text on either side of the cut as the measure counts it, as far as the check looks
-            left = pieces[i - 1] if i > 1 else self.prefix + pieces[0]
-            right = pieces[i] if i < last else pieces[i] + pad + self.suffix
-            if not apart(left, right):
+            # the text on either side of the cut as the measures count it, as far as the check looks
+            right = pieces[i] + pad if i == last else pieces[i]
+            framed_left = self.prefix + pieces[0] if i == 1 else pieces[i - 1]
+            framed_right = right + self.suffix if i == last else right
+            if not (apart(framed_left, framed_right) and apart(pieces[i - 1], right)):
                 return False
-            cut = self._split(pieces[i]) if i < len(pieces) - 1 else 0
+            cut = _number_end(pieces[i]) if i < last else 0
             if cut and not apart(pieces[i][:cut], pieces[i][cut:]):
                 return False
         if needle is not None:
-            if needle and not apart(pieces[needle - 1], _label_of(pieces[needle])):
+            end = _number_end(pieces[needle])
+            label = pieces[needle][: end + 1] if end else ""  # "[12] ", as `before` counts it
+            if needle and not apart(pieces[needle - 1], label):
                 return False
-            cut = self._split(pieces[0])
+            cut = _number_end(pieces[0])
             if cut and not apart(pieces[0][:cut], pieces[0][cut:]):
                 return False
         edges = self._pad_edges(pad)
@@ -542,13 +537,13 @@ class PieceMeasure:
         return self.tokenizer.count(self.prefix + pieces[0]) + middle + self._tail(pieces[-1], pad)
 
 
-def _label_of(piece: str) -> str:
-    """A piece's label as it is written before its passage (`[12] `), or nothing."""
+def _number_end(piece: str) -> int:
+    """Where a labelled passage's number part ends (after `]` in `[12] ...`), or 0 for a piece without one."""
     if piece.startswith("["):
         close = piece.find("] ", 1, 12)
         if close > 1 and piece[1:close].isdigit():
-            return piece[: close + 2]
-    return ""
+            return close + 1
+    return 0
 
 
 def _label(i: int, numbered: bool) -> str:
