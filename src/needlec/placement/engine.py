@@ -41,6 +41,9 @@ PREDICT_SLACK = 3
 this many tokens of the target, or short of it by less than the closest window found so far and this many
 (`_place_on_boundaries`). The prediction is index arithmetic plus the seam correction of the last start
 counted, which moves by 0-2 tokens from start to start in English and Chinese text."""
+STEADY_STARTS = 4
+"""Starts counted in a row with one seam correction after which a window predicted no closer than the closest
+found is passed over without `PREDICT_SLACK`'s margin (RULER's key-value lines, whose correction never moves)."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -889,9 +892,12 @@ def _place_on_boundaries(
     if depths[order[-1]] >= DEEP_DEPTH:
         corrections[True] = None
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
+    steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
 
     def learn(deep: bool, end: int, got: int) -> None:
-        corrections[deep] = got - _predicted(index, begin, end) - fixed
+        correction = got - _predicted(index, begin, end) - fixed
+        steady[deep] = steady[deep] + 1 if corrections.get(deep) == correction else 0
+        corrections[deep] = correction
         fewest[deep] = min(fewest[deep], target - got)
 
     def judge(placed: Placement) -> bool:
@@ -937,7 +943,10 @@ def _place_on_boundaries(
         if k_end + 4 * MARGIN_TOKENS >= index.n_tokens:
             break
         if not any(
-            seam is None or _worth_counting(index, bounds, begin, t_first, fixed + seam, target, deep, fewest[deep])
+            seam is None
+            or _worth_counting(
+                index, bounds, begin, t_first, fixed + seam, target, deep, fewest[deep], steady[deep] >= STEADY_STARTS
+            )
             for deep, seam in corrections.items()
         ):
             continue  # no sentence end can make this start exact or closer than a window found: passed over
@@ -1012,6 +1021,7 @@ def _worth_counting(
     target: int,
     deep: bool,
     fewest: int,
+    steady: bool = False,
 ) -> bool:
     """Whether a window from `begin` is worth counting exactly: at a boundary near its predicted end, its
     predicted count is within `PREDICT_SLACK` tokens of the target, or short of it by less than `fewest` (the
@@ -1021,11 +1031,12 @@ def _worth_counting(
     if k <= t_first or k >= index.n_tokens:
         return True  # outside the index: let the exact count decide
     j = bisect.bisect_left(bounds, index.tok_char[k])
+    shorter = 0 if steady else PREDICT_SLACK  # the margin for a window no closer than the closest found
     for q in bounds[max(0, j - 2) : j + 2]:
         # a window that ends with its deepest needle ends at the boundary itself; else at the text before it
         end = q if deep else _text_end(index.text, q, begin)
         off = target - _predicted(index, begin, end) - added
-        if abs(off) <= PREDICT_SLACK or 0 <= off < fewest + PREDICT_SLACK:
+        if abs(off) <= PREDICT_SLACK or 0 <= off < fewest + shorter:
             return True
     return False
 
