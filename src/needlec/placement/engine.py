@@ -42,8 +42,9 @@ this many tokens of the target, or short of it by less than the closest window f
 (`_place_on_boundaries`). The prediction is index arithmetic plus the seam correction of the last start
 counted, which moves by 0-2 tokens from start to start in English and Chinese text."""
 STEADY_STARTS = 4
-"""Starts counted in a row with one seam correction after which a window predicted no closer than the closest
-found is passed over without `PREDICT_SLACK`'s margin (RULER's key-value lines, whose correction never moves)."""
+"""Starts counted in a row, each with the seam correction of the one before it, after which a window predicted no
+closer than the closest found is passed over without `PREDICT_SLACK`'s margin (RULER's key-value lines, whose
+correction never moves)."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
