@@ -139,6 +139,30 @@ def test_bm25_by_hand() -> None:
     assert terms("北京大学 Peking") == ["北", "京", "大", "学", "peking"]
 
 
+def test_bm25_scores_are_the_formula_summed_term_by_term() -> None:
+    # real prose, one paragraph per text; the reference sums the formula over each query term's
+    # postings in a plain loop, term by term in sorted order, so every float must be the same
+    prose = "\n\n".join((ROOT / name).read_text(encoding="utf-8") for name in ("README.md", "ARCHITECTURE.md"))
+    docs = [p for p in re.split(r"\n\s*\n", prose) if p.strip()]
+    bm25 = BM25(docs)
+    counted = [{t: doc_terms.count(t) for t in set(doc_terms)} for doc_terms in (terms(d) for d in docs)]
+    lengths = [sum(c.values()) for c in counted]
+    average = sum(lengths) / len(docs)
+    for query in ["How does the compile count tokens?", "seam window safe point", "BM25 ranked chunks", "zzz"]:
+        expected = [0.0] * len(docs)
+        for term in sorted(set(terms(query))):
+            holding = [i for i, c in enumerate(counted) if term in c]
+            if not holding:
+                continue
+            idf = math.log(1.0 + (len(docs) - len(holding) + 0.5) / (len(holding) + 0.5))
+            for i in holding:
+                tf = counted[i][term]
+                norm = 1.2 * (1.0 - 0.75 + 0.75 * lengths[i] / average)
+                expected[i] += idf * tf * 2.2 / (tf + norm)
+        assert bm25.scores(query) == expected
+        assert bm25.ranking(query) == sorted(range(len(docs)), key=lambda i: (-expected[i], i))
+
+
 def test_chunk_fields_belong_to_rag_chunk(tmp_path: Path) -> None:
     spec = yaml.safe_load((ROOT / "specs" / "ruler.yaml").read_text(encoding="utf-8"))
     spec["variants"]["task"]["qa_1"]["needle"]["chunk_order"] = "ranked"

@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from needlec.languages import words
 
@@ -30,12 +31,19 @@ def terms(text: str) -> list[str]:
 
 @dataclass
 class BM25:
-    """An inverted index of `texts` and BM25 scores of a query against every one of them."""
+    """An inverted index of `texts` and BM25 scores of a query against every one of them.
+
+    A query's scores are worked out with numpy, a term at a time in sorted order: each operation is the
+    one the formula names, in the formula's order, on float64, so every score is the float a loop over
+    the postings gives (`tests/test_rag_chunks.py` checks both against each other).
+    """
 
     texts: Sequence[str]
     _postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict, init=False)
     _lengths: list[int] = field(default_factory=list, init=False)
     _cache: dict[str, list[float]] = field(default_factory=dict, init=False)
+    _arrays: dict[str, tuple[Any, Any]] = field(default_factory=dict, init=False)
+    _norms: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         for i, text in enumerate(self.texts):
@@ -44,24 +52,40 @@ class BM25:
             for term in sorted(counts):
                 self._postings.setdefault(term, []).append((i, counts[term]))
 
+    def _term(self, term: str) -> tuple[Any, Any]:
+        """A term's postings as arrays: the texts it occurs in and its frequency in each (float64)."""
+        got = self._arrays.get(term)
+        if got is None:
+            import numpy as np
+
+            ids, tfs = zip(*self._postings[term], strict=True)
+            got = self._arrays[term] = (np.array(ids, dtype=np.int64), np.array(tfs, dtype=np.float64))
+        return got
+
     def scores(self, query: str) -> list[float]:
         """One score per text (0.0 where no query term occurs), memoised by query."""
         got = self._cache.get(query)
         if got is not None:
             return got
+        import numpy as np
+
         n = len(self.texts)
         average = (sum(self._lengths) / n) if n else 0.0
-        out = [0.0] * n
+        if self._norms is None:
+            lengths = np.array(self._lengths, dtype=np.float64)
+            # K1 * (1 - B + B * length / average), grouped as Python groups the scalar formula
+            self._norms = K1 * ((1.0 - B) + (B * lengths) / average) if average else np.full(n, K1)
+        out = np.zeros(n, dtype=np.float64)
         for term in sorted(set(terms(query))):
             postings = self._postings.get(term)
             if not postings:
                 continue
             idf = math.log(1.0 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
-            for i, tf in postings:
-                norm = K1 * (1.0 - B + B * self._lengths[i] / average) if average else K1
-                out[i] += idf * tf * (K1 + 1.0) / (tf + norm)
-        self._cache[query] = out
-        return out
+            ids, tfs = self._term(term)
+            out[ids] += ((idf * tfs) * (K1 + 1.0)) / (tfs + self._norms[ids])
+        scored: list[float] = out.tolist()
+        self._cache[query] = scored
+        return scored
 
     def ranking(self, query: str, among: Sequence[int] | None = None) -> list[int]:
         """Indices of the texts (all, or those in `among`) by decreasing score, ties to the earlier one."""

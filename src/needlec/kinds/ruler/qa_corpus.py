@@ -28,6 +28,7 @@ from typing import Literal
 
 from needlec.kinds.ruler.common import RulerGenerationError
 from needlec.languages.wordlists import adjectives, cwe_words, nouns
+from needlec.util.absence import Absence
 
 RESERVED_EVERY = 4
 """Every RESERVED_EVERY-th pseudo-word is kept for gold documents; haystack documents use the rest."""
@@ -255,9 +256,16 @@ class _Names:
 @lru_cache(maxsize=1 << 16)
 def _taken(word: str, haystack: str) -> bool:
     """Whether a name occurs in the haystack or in the documents' fixed words (a search of a whole haystack,
-    kept per word: every item of a haystack asks it of the same names). A name has no line break, so
-    searching the two texts apart finds what searching them joined by one does."""
-    return word in haystack or word in template_text()
+    kept per word: every item of a haystack asks it of the same names, and most new names lack a run of
+    characters the haystack has, `Absence`). A name has no line break, so searching the two texts apart
+    finds what searching them joined by one does."""
+    return word in _searches(haystack) or word in template_text()
+
+
+@lru_cache(maxsize=8)
+def _searches(haystack: str) -> Absence:
+    """The searches of one haystack (kept for the few haystacks a compile's QA items use)."""
+    return Absence(haystack)
 
 
 def draw_qa(rng: random.Random, task: Task, haystack: str = "", relation: str | None = None) -> QADraw:

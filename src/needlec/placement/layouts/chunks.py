@@ -37,6 +37,7 @@ from needlec.haystacks.retrieval import BM25
 from needlec.placement.engine import Insert, Placement
 from needlec.placement.layouts.passages import PassageTable, pad_to
 from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot
+from needlec.util.absence import Absence
 
 if TYPE_CHECKING:
     from needlec.placement.view import HaystackView
@@ -66,7 +67,7 @@ class ChunkTable:
     starts: list[int]  # character offset of each chunk's first document in the haystack
     retriever: BM25 | None = None
     pieces_ok: bool | None = None  # whether piece sums matched a whole count on this view
-    _joined: tuple[str, list[int]] | None = None  # the casefolded chunks joined by NUL, and where each starts
+    _joined: tuple[Absence, list[int]] | None = None  # the casefolded chunks joined by NUL, and where each starts
 
     def bm25(self) -> BM25:
         if self.retriever is None:
@@ -75,13 +76,14 @@ class ChunkTable:
 
     def eligible(self, forbidden: Sequence[str]) -> list[bool]:
         """Per chunk, whether it is free of every forbidden term (casefolded substrings): each term is looked
-        for in all chunks at once, joined by a NUL that no term holds, and each place found rules out its chunk."""
+        for in all chunks at once, joined by a NUL that no term holds, and each place found rules out its chunk
+        (most drawn names are ruled out of every chunk without a scan: `Absence`)."""
         terms = sorted({t.casefold() for t in forbidden if t})
         if any("\x00" in t for t in terms):
             return [not any(t in f for t in terms) for f in self.folded]
         if self._joined is None:
             offsets = list(itertools.accumulate((len(f) + 1 for f in self.folded), initial=0))
-            self._joined = ("\x00".join(self.folded), offsets)
+            self._joined = (Absence("\x00".join(self.folded)), offsets)
         joined, offsets = self._joined
         free = [True] * len(self.folded)
         for term in terms:

@@ -30,6 +30,7 @@ from needlec.haystacks.index import HaystackIndex
 from needlec.haystacks.passages import PASSAGE_JOINER
 from needlec.placement.engine import Counter, Insert, Placement
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
+from needlec.util.absence import Absence
 
 if TYPE_CHECKING:
     from needlec.placement.view import HaystackView
@@ -51,19 +52,20 @@ class PassageTable:
     tokens: dict[int, int]
     pieces: dict[int, str] = field(default_factory=dict)  # passage text + joiner, sliced once (see `piece`)
     blocks_ok: bool | None = None  # whether counting by whole pieces matched the seam counter here
-    _folded: tuple[str, list[int]] | None = None
+    _folded: tuple[Absence, list[int]] | None = None
     _piece_tokens: list[int] | None = None  # tokens of each piece (-1: not counted yet)
     _label_tokens: dict[str, list[int]] = field(default_factory=dict)  # per label template: tokens per number
 
-    def folded(self, text: str) -> tuple[str, list[int]]:
+    def folded(self, text: str) -> tuple[Absence, list[int]]:
         """Every passage casefolded, joined by a NUL (no term holds one), and where each one starts in
-        that string (plus the end): built once, so a window of passages is searched as one slice."""
+        that string (plus the end): built once, so a window of passages is searched as one slice (and a
+        drawn name mostly without a scan, `Absence`)."""
         if self._folded is None:
             parts = [text[a:b].casefold() for a, b in self.spans]
             offsets = [0]
             for part in parts:
                 offsets.append(offsets[-1] + len(part) + 1)
-            self._folded = ("\x00".join(parts) + "\x00", offsets)
+            self._folded = (Absence("\x00".join(parts) + "\x00"), offsets)
         return self._folded
 
     def piece(self, i: int, text: str, joiner: str) -> str:
