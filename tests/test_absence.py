@@ -1,9 +1,10 @@
-"""`util.absence.Absence`: substring searches answered from a text's five-character runs.
+"""`util.absence.Absence`: substring searches answered from a table of a text's five-character runs.
 
 Every answer is compared with `str.find` on the same text, for terms cut from the text, terms made up
 of its characters, and terms of other scripts, with the runs hashed in small blocks so that runs across
-a block's edge are covered. A second test makes sure the quick proof is used at all (drawn names that
-a real haystack lacks are answered without a scan), so the first is not vacuous.
+a block's edge are covered, and with tables small enough that runs share bits. Another test makes sure
+the quick proof is used at all (drawn names that a real text lacks are answered without a scan), so
+the first is not vacuous.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from hypothesis import strategies as st
 
 from needlec.kinds.ruler.qa_corpus import reserved_names
 from needlec.util import absence
-from needlec.util.absence import BUILD_AFTER, GRAM, Absence
+from needlec.util.absence import BUILD_AFTER, GRAM, Absence, table_bits
 
 ALPHABET = "abcde é北京😀 \n"
 
 
-def _built(text: str, block: int) -> Absence:
+def _built(text: str, block: int, bits: int) -> Absence:
     search = Absence(text)
-    search._runs = absence._hashes(text, block)  # as after BUILD_AFTER searches, with small blocks
+    search.bits = bits
+    search._marked = absence._table(text, bits, block)  # as after enough searches, with small blocks
     return search
 
 
@@ -32,9 +34,12 @@ def _built(text: str, block: int) -> Absence:
     terms=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=12), max_size=8),
     cuts=st.lists(st.tuples(st.integers(0, 400), st.integers(1, 12)), max_size=8),
     block=st.integers(1, 64),
+    bits=st.integers(1, 16),
 )
-def test_find_answers_as_str_find(text: str, terms: list[str], cuts: list[tuple[int, int]], block: int) -> None:
-    search = _built(text, block)
+def test_find_answers_as_str_find(
+    text: str, terms: list[str], cuts: list[tuple[int, int]], block: int, bits: int
+) -> None:
+    search = _built(text, block, bits)
     asked = terms + [text[a : a + n] for a, n in cuts if text[a : a + n]]
     for term in asked:
         assert search.find(term) == text.find(term), term
@@ -46,11 +51,12 @@ def test_find_answers_as_str_find(text: str, terms: list[str], cuts: list[tuple[
         assert search.find(term, 1, middle) == text.find(term, 1, middle)
 
 
-def test_every_run_is_hashed_across_block_edges() -> None:
+def test_every_run_is_marked_across_block_edges() -> None:
     text = "".join(random.Random(7).choices(ALPHABET, k=3000))
-    whole = absence._hashes(text).tolist()
-    assert absence._hashes(text, 17).tolist() == whole
-    by_hand = sorted({absence._hash([ord(c) for c in text[i : i + GRAM]]) for i in range(len(text) - GRAM + 1)})
+    bits = table_bits(len(text))
+    whole = absence._table(text, bits).nonzero()[0].tolist()
+    assert absence._table(text, bits, 17).nonzero()[0].tolist() == whole
+    by_hand = sorted({absence._slot([ord(c) for c in text[i : i + GRAM]], bits) for i in range(len(text) - GRAM + 1)})
     assert whole == by_hand
 
 
@@ -61,10 +67,14 @@ def test_drawn_names_are_mostly_proved_absent_without_a_scan() -> None:
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").casefold()
     search = Absence(text)
     names = [name for name in reserved_names() if len(name) >= GRAM][:400]
-    for name in names[:BUILD_AFTER]:
-        assert not search.lacks(name)  # not built yet: no proof, the text is searched
-    proved = [name for name in names[BUILD_AFTER:] if search.lacks(name)]
+    asked = 0
+    while search._marked is None:  # no proof before the searches have scanned BUILD_AFTER texts
+        assert not search.lacks(names[asked])
+        assert search.find(names[asked]) == text.find(names[asked])
+        asked += 1
+    assert asked == BUILD_AFTER
+    proved = [name for name in names[asked:] if search.lacks(name)]
     assert all(name not in text for name in proved)
-    assert len(proved) > len(names) // 2
+    assert len(proved) > len(names[asked:]) // 2
     # a term the text holds is never proved absent
     assert not any(search.lacks(text[i : i + 20]) for i in range(0, len(text) - 20, 997))

@@ -1,9 +1,10 @@
 """Substring searches of one long text, most answered without a scan: a term holding a run of GRAM
 characters that the text lacks cannot occur in it.
 
-The text's runs are kept as 64-bit polynomial hashes of their code points, sorted (numpy), and built
-once the text has been searched `BUILD_AFTER` times, so a text searched a few times costs no more than
-before. Two runs with one hash can only make a term look as if it might occur; the text is then searched
+The text's runs are marked in a table of bits (a hash of each run's code points picks its bit), built
+with numpy once the searches so far have scanned `BUILD_AFTER` times the text's length: a text searched
+a few times costs what it cost before, one searched for every item of a compile is mostly answered from
+the table. Two runs on one bit can only make a term look as if it might occur; the text is then searched
 as before. So `find` answers what `str.find` answers, and `lacks` is True only when the term is not in
 the text.
 
@@ -18,30 +19,37 @@ from typing import Any
 
 GRAM = 5
 """Characters per run."""
-BUILD_AFTER = 16
-"""Searches of a text before its runs are worked out (a few-item compile never pays for them)."""
+BUILD_AFTER = 32
+"""Searches, in whole lengths of the text, after which the table is built (building it costs about as much
+as this many scans, so a text never costs more than twice what its searches alone would)."""
 BLOCK = 1 << 20
 """Characters hashed at a time while building (bounds the memory the build takes)."""
 _MULTIPLIER = 0x100000001B3
+_MIX = 0x9E3779B97F4A7C15
 _MASK = (1 << 64) - 1
 
 __all__ = ["BUILD_AFTER", "GRAM", "Absence"]
 
 
-def _hash(codes: list[int]) -> int:
-    """The hash of one run of code points, as `_hashes` works it out for every run of a text."""
+def table_bits(length: int) -> int:
+    """Bits (as a power of two) of the table for a text of `length` characters: about four per character."""
+    return max(16, min(26, (4 * length).bit_length()))
+
+
+def _slot(codes: list[int], bits: int) -> int:
+    """The bit of one run of code points, as `_table` works it out for every run of a text."""
     value = 0
     for code in codes:
         value = (value * _MULTIPLIER + code) & _MASK
-    return value
+    return ((value * _MIX) & _MASK) >> (64 - bits)
 
 
-def _hashes(text: str, block: int = BLOCK) -> Any:
-    """The sorted distinct hashes of every run of GRAM characters of `text`, hashed `block` runs at a time."""
+def _table(text: str, bits: int, block: int = BLOCK) -> Any:
+    """The table of `text`: bit i set when a run of GRAM characters has slot i; hashed `block` runs at a time."""
     import numpy as np
 
-    found = []
-    multiplier = np.uint64(_MULTIPLIER)
+    marked = np.zeros(1 << bits, dtype=bool)
+    multiplier, mix, shift = np.uint64(_MULTIPLIER), np.uint64(_MIX), np.uint64(64 - bits)
     for begin in range(0, max(1, len(text) - GRAM + 1), block):
         part = text[begin : begin + block + GRAM - 1]
         if len(part) < GRAM:
@@ -52,10 +60,8 @@ def _hashes(text: str, block: int = BLOCK) -> Any:
         with np.errstate(over="ignore"):
             for offset in range(GRAM):
                 value = value * multiplier + codes[offset : offset + runs]
-        found.append(np.unique(value))
-    if not found:
-        return np.zeros(0, dtype=np.uint64)
-    return np.unique(np.concatenate(found))
+            marked[((value * mix) >> shift).astype(np.intp)] = True
+    return marked
 
 
 class Absence:
@@ -63,34 +69,29 @@ class Absence:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._searches = 0
-        self._runs: Any = None
+        self.bits = table_bits(len(text))
+        self._scanned = 0  # characters searched so far, until the table is built
+        self._marked: Any = None
 
     def lacks(self, term: str) -> bool:
         """True when `term` holds a run of GRAM characters that the text does not (so it is not in the text);
-        False when it may occur. Before the runs are built (the first `BUILD_AFTER` asks), always False."""
-        if len(term) < GRAM:
+        False when it may occur, and while the table is not built."""
+        if self._marked is None or len(term) < GRAM:
             return False
-        if self._runs is None:
-            self._searches += 1
-            if self._searches <= BUILD_AFTER:
-                return False
-            self._runs = _hashes(self.text)
-        import numpy as np
-
         codes = [ord(c) for c in term]
-        wanted = np.array([_hash(codes[i : i + GRAM]) for i in range(len(codes) - GRAM + 1)], dtype=np.uint64)
-        runs = self._runs
-        at = np.searchsorted(runs, wanted)
-        held = at < len(runs)
-        held[held] = runs[at[held]] == wanted[held]
-        return not bool(held.all())
+        marked, bits = self._marked, self.bits
+        return not all(marked[_slot(codes[i : i + GRAM], bits)] for i in range(len(codes) - GRAM + 1))
 
     def find(self, term: str, start: int = 0, end: int | None = None) -> int:
         """`text.find(term, start, end)`, without the scan when the text lacks one of the term's runs."""
         if self.lacks(term):
             return -1
-        return self.text.find(term, start, len(self.text) if end is None else end)
+        stop = len(self.text) if end is None else end
+        if self._marked is None:
+            self._scanned += max(0, stop - start)
+            if self._scanned >= BUILD_AFTER * len(self.text):
+                self._marked = _table(self.text, self.bits)
+        return self.text.find(term, start, stop)
 
     def __contains__(self, term: str) -> bool:
         return self.find(term) >= 0
