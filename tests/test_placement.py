@@ -259,3 +259,27 @@ def test_the_frame_of_a_context_given_whole_as_one_insert(index: HaystackIndex) 
             assert counter.frame_delta(0, 0, [Insert(0, context)], prefix, suffix) == tokenizer.count(
                 prefix + context + suffix
             ) - tokenizer.count(context)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet="ab. \n", max_size=60),
+    window=st.tuples(st.integers(0, 60), st.integers(0, 60)),
+    inserts=st.lists(st.tuples(st.integers(-5, 70), st.text(alphabet="XY", max_size=3)), max_size=8),
+    ordered=st.booleans(),
+)
+def test_assemble_puts_each_insert_in_at_its_position(
+    text: str, window: tuple[int, int], inserts: list[tuple[int, str]], ordered: bool
+) -> None:
+    start, end = min(window), max(window)
+    if ordered:
+        inserts = sorted(inserts, key=lambda pair: pair[0])
+    # by hand: walk the window, inserts inside it in list order, each after the text up to its position
+    expected = ""
+    cursor = start
+    for pos, piece in inserts:
+        if start <= pos <= end:
+            expected += text[cursor:pos] + piece
+            cursor = pos
+    expected += text[cursor:end]
+    assert assemble(text, start, end, [Insert(pos, piece) for pos, piece in inserts]) == expected

@@ -222,14 +222,17 @@ def _assemble(
     gold_piece: dict[int, int] = {}
     d = 0  # distractor documents shown so far
     slot = 0
+    firsts = table.firsts()
+    shown_labels = _label_list(layout.label, count + base_index)
     for stop in [*sorted(gold_at), count]:
-        # the run of distractors up to the next gold slot, then that gold document
-        run = range(slot, stop)
-        inserts += [Insert(spans[s + d + i][0], labels(n + base_index)) for i, n in enumerate(run)]
-        for i, n in enumerate(run):
-            costs.append(label_costs[n + base_index])
-            costs.append(doc_costs[d + i])
-        d += len(run)
+        # the run of distractors up to the next gold slot, each with its label before it, then that gold document
+        n_run = stop - slot
+        inserts += map(Insert, firsts[s + d : s + d + n_run], shown_labels[slot + base_index : stop + base_index])
+        run_costs = [0] * (2 * n_run)
+        run_costs[0::2] = label_costs[slot + base_index : stop + base_index]
+        run_costs[1::2] = doc_costs[d : d + n_run]
+        costs += run_costs
+        d += n_run
         slot = stop
         if stop == count:
             break
@@ -322,6 +325,18 @@ def _assemble(
         "filler": layout.filler if pad else None,
     }
     return placement, info
+
+
+def _label_list(label: str, hi: int) -> list[str]:
+    """The labels numbered 0 to at least `hi - 1`, as `_labels` makes them (the same string objects): a list
+    of a power of two of them, shared across items."""
+    return _label_block(label, 1 << max(6, (hi - 1).bit_length()))
+
+
+@functools.lru_cache(maxsize=16)
+def _label_block(label: str, size: int) -> list[str]:
+    formatted = _labels(label)
+    return [formatted(number) for number in range(size)]
 
 
 @functools.lru_cache(maxsize=16)

@@ -55,6 +55,7 @@ class PassageTable:
     _folded: tuple[Absence, list[int]] | None = None
     _piece_tokens: list[int] | None = None  # tokens of each piece (-1: not counted yet)
     _label_tokens: dict[str, list[int]] = field(default_factory=dict)  # per label template: tokens per number
+    _firsts: list[int] | None = None  # the first character of each passage (`firsts`)
 
     def folded(self, text: str) -> tuple[Absence, list[int]]:
         """Every passage casefolded, joined by a NUL (no term holds one), and where each one starts in
@@ -76,6 +77,12 @@ class PassageTable:
             a, b = self.spans[i]
             got = self.pieces[i] = text[a:b] + joiner
         return got
+
+    def firsts(self) -> list[int]:
+        """The first character of every passage (built once)."""
+        if self._firsts is None:
+            self._firsts = [a for a, _ in self.spans]
+        return self._firsts
 
     def piece_tokens(self, lo: int, hi: int, text: str, joiner: str, encoded: Callable[[str], int]) -> list[int]:
         """Tokens of pieces `lo` to `hi - 1` (passage and joiner), each counted once per table."""
