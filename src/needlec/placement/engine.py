@@ -1096,11 +1096,16 @@ def _end_counter(
     text: str, begin: int, inserts: list[Insert], bounds: list[int], suffix: str, stem: _Stem
 ) -> Callable[[int], int]:
     """count(j): the count of the window from `begin` to the text end before boundary j, with the inserts:
-    the stem's count up to its last checkpoint before that end, and the stretch after it."""
+    the stem's count up to its last checkpoint before that end, and the stretch after it (kept per j: the
+    search asks the end it settles on again)."""
     shared = len(inserts)
+    known: dict[int, int] = {}
 
     def count(j: int) -> int:
-        return stem.count(_text_end(text, bounds[j], begin), inserts, shared, suffix)
+        got = known.get(j)
+        if got is None:
+            got = known[j] = stem.count(_text_end(text, bounds[j], begin), inserts, shared, suffix)
+        return got
 
     return count
 
@@ -1151,9 +1156,14 @@ def _end_with_deepest(
     # count up to its last checkpoint before the moved needles, and the stretch after it
     shared = len(order) - len(moving)
 
+    known: dict[int, int] = {}  # count per boundary j: the search asks the one it settles on again
+
     def count(j: int) -> int:
-        end, inserts = layout(j)
-        return stem.count(end, inserts, shared, suffix)
+        got = known.get(j)
+        if got is None:
+            end, inserts = layout(j)
+            got = known[j] = stem.count(end, inserts, shared, suffix)
+        return got
 
     if count(lo) > target:
         return None

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from needlec.errors import NeedlecError
+from needlec.util.absence import Absence
 
 MAX_DRAW_ATTEMPTS = 10_000
 """Upper bound on rejected draws for one fresh value; reaching it means the space is too small."""
@@ -18,18 +19,20 @@ class RulerGenerationError(NeedlecError):
 
 class Exclusion:
     """Strings no draw may use (e.g. every token of a haystack), prepared once for many draws: a set for
-    exact lookups and one joined string for "is this inside any of them" checks."""
+    exact lookups and one joined string for "is this inside any of them" checks (searched through
+    `Absence`, so a drawn value that lacks one of its runs is answered without a scan)."""
 
     def __init__(self, words: Iterable[str]) -> None:
         self.words = frozenset(words)
         self.joined = "\n".join(sorted(self.words))
+        self._search = Absence(self.joined)
 
     def __contains__(self, text: object) -> bool:
         return text in self.words
 
     def holds_inside(self, text: str) -> bool:
         """Whether `text` occurs inside (or equals) one of the strings."""
-        return text in self.joined
+        return text in self._search
 
 
 class DistinctPool:
