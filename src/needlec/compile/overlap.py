@@ -70,12 +70,20 @@ class FocusedTokenizer(UnicodeTokenizer):
         self.vocabulary = vocabulary
 
     def tokenize(self, text: str) -> list[str]:
+        tokens = super().tokenize(text)
+        kept = list(map(self.vocabulary.__contains__, tokens))
         out: list[str] = []
-        for token in super().tokenize(text):
-            if token in self.vocabulary:
-                out.append(token)
-            elif not out or out[-1] != self.PLACEHOLDER:
+        at = 0  # the first token not yet looked at
+        while at < len(tokens):
+            try:  # the next question word from `at` on (C-level scans: most tokens are not question words)
+                hit = kept.index(True, at)
+            except ValueError:
+                hit = len(tokens)
+            if hit > at and (not out or out[-1] != self.PLACEHOLDER):
                 out.append(self.PLACEHOLDER)
+            if hit < len(tokens):
+                out.append(tokens[hit])
+            at = hit + 1
         return out
 
 
