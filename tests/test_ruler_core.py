@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from needlec.errors import NeedlecError
-from needlec.kinds.ruler.common import RulerGenerationError, shuffled, spaced_depths
+from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError, random_letters, shuffled, spaced_depths
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
@@ -64,6 +64,37 @@ def test_shuffled_sorts_by_little_endian_64_bit_keys_ties_first_come(size: int) 
         items = [f"w{i % 50}" for i in range(size)]
         expected = [items[i] for i in sorted(range(size), key=lambda i: (keys[i], i))]
         assert shuffled(random.Random(seed), items) == expected
+
+
+@pytest.mark.parametrize("count", [0, 1, 6, 600, 15_726])
+def test_random_letters_are_the_letters_choices_draws(count: int) -> None:
+    """`random_letters` against the standard library itself: the same letters as `choices`, and the rng
+    left where `choices` leaves it (its next draws agree)."""
+    for seed in range(4):
+        mine, theirs = random.Random(seed), random.Random(seed)
+        for letters in ("abcdefghijklmnopqrstuvwxyz", "xyz", "0123456789abcdef"):
+            assert random_letters(mine, count, letters) == "".join(theirs.choices(letters, k=count))
+        assert [mine.random() for _ in range(3)] == [theirs.random() for _ in range(3)]
+
+
+def test_draw_all_draws_what_draw_draws_one_at_a_time() -> None:
+    """Batches of candidates, rejected ones included (a tiny alphabet repeats words), give the strings and
+    the rng state of one `draw` per string."""
+    letters = "ab"
+    for seed in range(6):
+        one, batch = random.Random(seed), random.Random(seed)
+        single = DistinctPool(one, ["aaa"])
+        expected = [single.draw(lambda r: "".join(r.choices(letters, k=3)), "word") for _ in range(6)]
+
+        def words(n: int, rng: random.Random = batch) -> list[str]:
+            drawn = random_letters(rng, 3 * n, letters)
+            return [drawn[i : i + 3] for i in range(0, 3 * n, 3)]
+
+        got = DistinctPool(batch, ["aaa"]).draw_all(words, 6, "word")
+        assert got == expected
+        assert one.random() == batch.random()
+    with pytest.raises(RulerGenerationError, match="could not draw a fresh word"):
+        DistinctPool(random.Random(0), ["a", "b"]).draw_all(lambda n: ["a"] * n, 1, "word")
 
 
 def test_wordlist_files_match_pinned_and_manifest_sha256() -> None:

@@ -72,6 +72,49 @@ class DistinctPool:
             f"({len(self.drawn) + len(self.excluded.words)} already in use)"
         )
 
+    def draw_all(self, make_many: Callable[[int], Sequence[str]], count: int, what: str) -> list[str]:
+        """`count` strings, the ones `count` calls of `draw` would give when `make_many(n)` makes the next n
+        candidates that n calls of `draw`'s `make` would (consuming the rng as they would): candidates are
+        made in batches, the first of `count`, then one per candidate rejected so far.
+
+        Bounded as `draw` is: MAX_DRAW_ATTEMPTS candidates in a row rejected raise a RulerGenerationError."""
+        out: list[str] = []
+        rejected = 0
+        while len(out) < count:
+            for value in make_many(count - len(out)):
+                if value not in self.drawn and value not in self.excluded:
+                    self.drawn.add(value)
+                    out.append(value)
+                    rejected = 0
+                    continue
+                rejected += 1
+                if rejected >= MAX_DRAW_ATTEMPTS:
+                    raise RulerGenerationError(
+                        f"could not draw a fresh {what} after {MAX_DRAW_ATTEMPTS} attempts "
+                        f"({len(self.drawn) + len(self.excluded.words)} already in use)"
+                    )
+        return out
+
+
+def random_letters(rng: random.Random, count: int, letters: str) -> str:
+    """`count` characters of `letters`, those `rng.choices(letters, k=count)` draws, leaving the rng as it does.
+
+    `choices` takes letters[floor(random() * len(letters))], and `random()` is made of two 32-bit outputs
+    of the generator, a >> 5 and b >> 6, as (a * 2**26 + b) / 2**53. `getrandbits(64 * count)` hands out
+    the same outputs in the same order (its lowest 32 bits first), so the same floats are worked out here
+    with numpy, each operation exact or rounded as in C."""
+    if count <= 0:
+        return ""
+    import numpy as np
+
+    words = np.frombuffer(rng.getrandbits(64 * count).to_bytes(8 * count, "little"), dtype="<u4")
+    high = (words[0::2] >> 5).astype(np.float64)
+    low = (words[1::2] >> 6).astype(np.float64)
+    value = (high * 67108864.0 + low) * (1.0 / 9007199254740992.0)
+    picked = np.floor(value * float(len(letters))).astype(np.intp)
+    table = np.array(list(letters))
+    return "".join(table[picked].tolist())
+
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, shuffled
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, random_letters, shuffled
 from needlec.languages.wordlists import cwe_words
 
 
@@ -184,11 +184,14 @@ def generate_frequent_words(
         )
     pool = DistinctPool(rng, tuple(cwe_words()) if exclude is None else exclude)
     pool.drawn.add(spec.noise_token)
+    size = spec.word_length
 
-    def make(r: random.Random) -> str:
-        return "".join(r.choices(string.ascii_lowercase, k=spec.word_length))
+    def make_many(n: int) -> list[str]:
+        # the words n calls of "".join(rng.choices(ascii_lowercase, k=size)) would draw, in one go
+        letters = random_letters(rng, n * size, string.ascii_lowercase)
+        return [letters[i : i + size] for i in range(0, n * size, size)]
 
-    vocab = [pool.draw(make, "coded word") for _ in range(vocab_size)]
+    vocab = pool.draw_all(make_many, vocab_size, "coded word")
     vocab[: spec.num_noise] = [spec.noise_token] * spec.num_noise
     sequence = shuffled(rng, [word for word, count in zip(vocab, counts, strict=True) for _ in range(count)])
     answers = vocab[spec.num_noise : spec.num_noise + spec.num_answers]
