@@ -14,7 +14,7 @@ import itertools
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import SAFE_CLASSES, HaystackIndex
@@ -52,9 +52,9 @@ DEPTH_ATTEMPTS = 512
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
 
 
-@dataclass(frozen=True)
-class Insert:
-    """Text inserted into the haystack at character `pos` (inserts at one pos keep list order)."""
+class Insert(NamedTuple):
+    """Text inserted into the haystack at character `pos` (inserts at one pos keep list order). A named
+    tuple, which is made faster than a frozen dataclass: a documents context makes thousands per item."""
 
     pos: int
     text: str
