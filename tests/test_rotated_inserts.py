@@ -142,3 +142,49 @@ def test_inserts_that_end_like_the_text_before_them_rotate(indexes: dict[str, Ha
         if name != "words":  # "-dash\n" rotates where punctuation is a class; checked by the counts above
             assert _rotated(counter, start, end, keeping) == 0
         assert counter.count(start, end, rotating) == index.tokenizer.count(assemble(index.text, start, end, rotating))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["english", "words", "chinese"]),
+    start=st.integers(min_value=0, max_value=60_000),
+    span=st.integers(min_value=400, max_value=6_000),
+    blocks=st.lists(
+        st.tuples(st.floats(min_value=0, max_value=1), st.lists(st.integers(0, 40), min_size=40, max_size=400)),
+        min_size=1,
+        max_size=4,
+    ),
+    together=st.booleans(),
+)
+def test_long_inserts_count_as_whole_encodings(
+    indexes: dict[str, HaystackIndex],
+    name: str,
+    start: int,
+    span: int,
+    blocks: list[tuple[float, list[int]]],
+    together: bool,
+) -> None:
+    """Long inserts (blocks of lines and sentences, cut at both ends and counted inside piece by piece,
+    `Counter._interior`), alone, several at one place, or spread: every count equals a whole encoding."""
+    index = indexes[name]
+    tokenizer = index.tokenizer
+    snap, candidates = HAYSTACKS[name]
+    lines = [*candidates, *(f"{w}\n" for w in cwe_words()[:30])]
+    bounds = index.boundaries(snap)
+    start = bounds[min(start // 40, len(bounds) - 1)]
+    end = min(start + span, len(index.text))
+    inside = [q for q in bounds if start < q < end]
+    if not inside:
+        return
+    inserts = []
+    for f, picks in blocks:
+        text = "".join(lines[i % len(lines)] for i in picks)
+        at = inside[0] if together else inside[min(int(f * len(inside)), len(inside) - 1)]
+        inserts.append(Insert(at, text))
+    inserts.sort(key=lambda i: i.pos)
+    counter = Counter(index)
+    for ins in inserts:
+        assert counter.tokens(ins.text) == tokenizer.count(ins.text)
+    whole = tokenizer.count(assemble(index.text, start, end, inserts))
+    assert counter.count(start, end, inserts) == whole
+    assert _Stem(counter, start, inserts, "").count(end, inserts, len(inserts)) == whole

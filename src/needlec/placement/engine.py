@@ -177,6 +177,7 @@ class Counter:
         self._interiors: dict[str, int] = {}
         self._long_chars = 0  # characters of the keys of `_cuts` and `_interiors`
         self._cut_pattern: Any = None
+        self._split_pattern: Any = None  # the class points as a lookahead, to split an interior at them
         self._joints: dict[str, bool] = {}
 
     def _remember_long(self, text: str) -> None:
@@ -253,16 +254,28 @@ class Counter:
 
     def _interior(self, text: str) -> int:
         """Tokens of a long insert's interior: split at every point of the verified classes and counted
-        piece by piece (memoised) when its pieces repeat, as a word list's lines do; else one encode."""
+        piece by piece (memoised) when its pieces repeat, as a word list's lines do; else one encode.
+
+        The split is the class pattern as a lookahead (`_splitter`): every class matches one character at
+        most, and none can match again right after a match of its own or another class (each looks back at
+        a letter, digit or CJK character, which no class consumes), so the lookahead splits where the
+        starts of the pattern's matches are, without a Python step per piece."""
         from collections import Counter as Tally
 
-        forward = self._cut_pattern[0]
-        bounds = [0, *(m.start() for m in forward.finditer(text)), len(text)]
-        pieces = Tally(map(text.__getitem__, map(slice, bounds, bounds[1:])))
-        pieces.pop("", None)  # two bounds at one place
-        if 2 * len(pieces) > len(bounds):  # mostly distinct pieces: one encode costs less
+        if self._split_pattern is None:
+            import regex
+
+            self._split_pattern = regex.compile(f"(?=(?:{self._patterns()[0].pattern}))")
+        parts = self._split_pattern.split(text)
+        pieces = Tally(parts)
+        pieces.pop("", None)  # a point at the very start
+        if 2 * len(pieces) > len(parts) + 1:  # mostly distinct pieces: one encode costs less
             return self.tokenizer.count(text)
-        return sum(n * self.encoded(piece) for piece, n in pieces.items())
+        memo = self._memo
+        counts = list(map(memo.get, pieces))
+        if None in counts:
+            counts = [self.encoded(piece) if got is None else got for piece, got in zip(pieces, counts, strict=True)]
+        return sum(map(operator.mul, pieces.values(), counts))
 
     def tokens(self, text: str) -> int:
         """Token count of `text` alone: encoded, but a long one through its cut (`_cut`)."""
