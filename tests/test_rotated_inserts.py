@@ -128,7 +128,8 @@ def test_counts_with_rotated_inserts_equal_whole_encodings(
 
 def test_inserts_that_end_like_the_text_before_them_rotate(indexes: dict[str, HaystackIndex]) -> None:
     """The property above is not vacuous: in each haystack whose classes verified, the inserts written to
-    rotate do, and those that cannot (no closing mark, or a first character that merges) keep a window."""
+    rotate do, and those that cannot (no closing mark, or a first character that merges) keep a window
+    unless they sit at a safe point."""
     for name, index in indexes.items():
         if not index.local:
             continue
@@ -138,9 +139,12 @@ def test_inserts_that_end_like_the_text_before_them_rotate(indexes: dict[str, Ha
         counter = Counter(index)
         rotating = [Insert(bounds[20 + 10 * k], candidates[0]) for k in range(20)]
         assert _rotated(counter, start, end, rotating) >= 10, (name, index.tokenizer.identity(), index.safe_classes)
-        keeping = [Insert(bounds[20 + 10 * k], candidates[-1]) for k in range(20)]
+        # those that cannot end as the text before them does rotate only where they sit at a safe point
+        # themselves (after a line break, where line starts verified): nothing of theirs is rotated there
+        safe = set(index.safe)
+        keeping = [Insert(q, candidates[-1]) for q in bounds[20:420:10] if q not in safe][:20]
         if name != "words":  # "-dash\n" rotates where punctuation is a class; checked by the counts above
-            assert _rotated(counter, start, end, keeping) == 0
+            assert keeping and _rotated(counter, start, end, keeping) == 0
         assert counter.count(start, end, rotating) == index.tokenizer.count(assemble(index.text, start, end, rotating))
 
 
@@ -188,3 +192,65 @@ def test_long_inserts_count_as_whole_encodings(
     whole = tokenizer.count(assemble(index.text, start, end, inserts))
     assert counter.count(start, end, inserts) == whole
     assert _Stem(counter, start, inserts, "").count(end, inserts, len(inserts)) == whole
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(sorted(HAYSTACKS)),
+    start=st.integers(min_value=0, max_value=60_000),
+    span=st.integers(min_value=300, max_value=6_000),
+    runs=st.lists(
+        st.tuples(st.floats(min_value=0, max_value=1), st.lists(st.integers(0, 4), min_size=2, max_size=6)),
+        min_size=1,
+        max_size=3,
+    ),
+    frame=st.sampled_from([("", ""), ("Q: ", " A:")]),
+)
+def test_runs_of_inserts_at_one_place_count_as_whole_encodings(
+    indexes: dict[str, HaystackIndex],
+    name: str,
+    start: int,
+    span: int,
+    runs: list[tuple[float, list[int]]],
+    frame: tuple[str, str],
+) -> None:
+    """Several inserts at one position (a run, rotated together when every joint between them is a class
+    point, `Counter._rotated`): counts, stem counts and offsets equal encodings of the assembled text."""
+    index = indexes[name]
+    tokenizer = index.tokenizer
+    snap, candidates = HAYSTACKS[name]
+    bounds = index.boundaries(snap)
+    start = bounds[min(start // 40, len(bounds) - 1)]
+    end = min(start + span, len(index.text))
+    inside = [q for q in bounds if start < q < end]
+    if not inside:
+        return
+    inserts = [
+        Insert(inside[min(int(f * len(inside)), len(inside) - 1)], candidates[t % len(candidates)])
+        for f, picks in runs
+        for t in picks
+    ]
+    inserts.sort(key=lambda i: i.pos)  # stable: each run keeps its order
+    prefix, suffix = frame
+    counter = Counter(index)
+    whole = tokenizer.count(prefix + assemble(index.text, start, end, inserts) + suffix)
+    assert counter.count(start, end, inserts, prefix, suffix) == whole
+    assert _Stem(counter, start, inserts, prefix).count(end, inserts, len(inserts), suffix) == whole
+    assert counter.offsets(start, end, inserts) == [
+        tokenizer.count(assemble(index.text, start, ins.pos, inserts[:rank])) for rank, ins in enumerate(inserts)
+    ]
+
+
+def test_a_run_of_lines_at_one_place_rotates_as_a_whole(indexes: dict[str, HaystackIndex]) -> None:
+    """Not vacuous: in the word list, runs of lines put in at one line start need no seam window at all."""
+    index = indexes["words"]
+    if not index.local:
+        return
+    bounds = index.boundaries("line")
+    counter = Counter(index)
+    lines = HAYSTACKS["words"][1][:3]
+    inserts = [Insert(bounds[50 + 40 * k], line) for k in range(5) for line in lines]
+    assert _rotated(counter, bounds[10], bounds[400], inserts) == len(inserts), index.tokenizer.identity()
+    assert counter.count(bounds[10], bounds[400], inserts) == index.tokenizer.count(
+        assemble(index.text, bounds[10], bounds[400], inserts)
+    )

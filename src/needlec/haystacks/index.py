@@ -8,7 +8,9 @@ context by index arithmetic plus tiny local re-encodes around each seam.
 Which positions are safe depends on the tokenizer's pre-tokenization, so the index proposes
 candidates in classes and keeps a class only if it verifies on the real text with the real
 tokenizer (`SAFE_CLASSES`): a space between letters (every tokenizer that pre-splits on
-whitespace), a line break after a word (word lists, line-based haystacks), the point between a
+whitespace), a line break after a word (word lists, line-based haystacks), the start of a line
+after any line break (a line of dots or a numbered line, whose break belongs to the line before it
+in tiktoken's pre-tokenization), the point between a
 letter or digit and the punctuation after it (Chinese and Japanese text, which has no spaces, and a
 needle ending in a number: tiktoken's and byte-level BPE's regexes start a new pre-token at the
 punctuation), and the point between two
@@ -27,7 +29,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from needlec.tokenizer import Tokenizer
 
@@ -38,6 +40,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 SAFE_CLASSES: dict[str, str] = {
     "space": r"(?<=\p{L}) (?=\p{L})",
     "line": r"(?<=[\p{L}\p{N}])\n(?=\S)",
+    "line_start": r"(?<=\n)(?=\S)",
     "punctuation": r"(?<=[\p{L}\p{N}])(?=[\p{P}\p{S}])(?!['’ʼ])",
     "cjk": f"(?<=[{_CJK}])(?=[{_CJK}])",
 }
@@ -50,6 +53,21 @@ _BOUNDARY = {
     "line": re.compile(r"\n\s*(?=\S)"),
     "paragraph": re.compile(r"\n[ \t]*\n\s*(?=\S)"),
 }
+
+
+@functools.cache
+def class_pattern(name: str) -> Any:
+    """A safe class's pattern, compiled by the standard `re` where its syntax allows (the same matches, found
+    several times faster), else by `regex` (for the Unicode property classes)."""
+    pattern = SAFE_CLASSES[name]
+    try:
+        return re.compile(pattern)
+    except re.error:
+        import regex
+
+        return regex.compile(pattern)
+
+
 LOCALITY_SAMPLES = 96
 """Spread pairs of candidate points checked per class (each pair spans a few of them)."""
 
@@ -116,10 +134,8 @@ class HaystackIndex:
         kept_chars = []
         kept_toks = []
         classes: list[str] = []
-        import regex
-
-        for name, pattern in SAFE_CLASSES.items():
-            found = regex.finditer(pattern, text)
+        for name in SAFE_CLASSES:
+            found = class_pattern(name).finditer(text)
             candidates = np.fromiter((m.start() for m in found), dtype=np.int64)
             if len(candidates) < 4:
                 continue

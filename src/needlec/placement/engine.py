@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from needlec.errors import ContractError
-from needlec.haystacks.index import SAFE_CLASSES, HaystackIndex
+from needlec.haystacks.index import SAFE_CLASSES, HaystackIndex, class_pattern
 from needlec.tokenizer import Tokenizer
 
 MARGIN_TOKENS = 8
@@ -253,19 +253,23 @@ class Counter:
         return self.encoded(text[a:b]) == self.encoded(text[a:at]) + self.encoded(text[at:b])
 
     def _interior(self, text: str) -> int:
-        """Tokens of a long insert's interior: split at every point of the verified classes and counted
-        piece by piece (memoised) when its pieces repeat, as a word list's lines do; else one encode.
+        """Tokens of a long insert's interior: split at points of the verified classes and counted piece by
+        piece (memoised) when its pieces repeat, as a word list's lines do; else one encode.
 
-        The split is the class pattern as a lookahead (`_splitter`): every class matches one character at
-        most, and none can match again right after a match of its own or another class (each looks back at
-        a letter, digit or CJK character, which no class consumes), so the lookahead splits where the
-        starts of the pattern's matches are, without a Python step per piece."""
+        The points are the line starts where that class verified (found by the standard `re`, many times
+        faster than the Unicode classes), else every class's points: the class pattern as a lookahead,
+        which splits where its matches start without a Python step per piece. Any subset of the points
+        splits the count exactly."""
         from collections import Counter as Tally
 
         if self._split_pattern is None:
-            import regex
+            if "line_start" in self.index.safe_classes:
+                # line starts alone: a subset of the points, which the standard `re` finds many times faster
+                self._split_pattern = class_pattern("line_start")
+            else:
+                import regex
 
-            self._split_pattern = regex.compile(f"(?=(?:{self._patterns()[0].pattern}))")
+                self._split_pattern = regex.compile(f"(?=(?:{self._patterns()[0].pattern}))")
         parts = self._split_pattern.split(text)
         pieces = Tally(parts)
         pieces.pop("", None)  # a point at the very start
@@ -374,17 +378,28 @@ class Counter:
         b_at = j  # the safe index of b (while b is not `end`)
         rotated = ""  # the text of the current window when it is a rotated insert
         n = len(inserts)
+        done = 0  # inserts before this one were rotated together with an earlier one
         for k, ins in enumerate(inserts):
+            if k < done:
+                continue
             pos = ins.pos
             if rotate and b_at >= 0 and pos > b:
                 at = before(safe, pos) - 1  # the last safe point at or before the insert
                 if safe[at] >= b:
-                    turned = self._rotated(ins, safe[at], inserts[k + 1].pos if k + 1 < n else end, end)
+                    m = k + 1  # the run of inserts at this position: k to m - 1
+                    while m < n and inserts[m].pos == pos:
+                        m += 1
+                    turned = self._rotated(inserts[k:m], safe[at], inserts[m].pos if m < n else end, end)
+                    if turned is None and m > k + 1:  # the first of the run alone (the others at least 2 on)
+                        m = k + 1
+                        turned = self._rotated(inserts[k:m], safe[at], pos, end)
                     if turned is not None:
-                        out.append((a, b, first, k, gap, rotated))
-                        gap = safe_tok[at] - safe_tok[b_at]
-                        a = b = safe[at]
-                        first, b_at, rotated = k, at, turned
+                        for r, piece in enumerate(turned, start=k):
+                            out.append((a, b, first, r, gap, rotated))
+                            gap = safe_tok[at] - safe_tok[b_at]
+                            a = b = safe[at]
+                            first, b_at, rotated = r, at, piece
+                        done = m
                         continue
             i = before(safe, pos - 2) - 1
             left = safe[i] if i >= 0 and safe[i] > start else start
@@ -411,29 +426,40 @@ class Counter:
             out.append((left, end, n, n, safe_tok[i] - safe_tok[b_at], ""))
         return out
 
-    def _rotated(self, ins: Insert, s: int, following: int, end: int) -> str | None:
-        """The insert's text read from safe point `s` (at or before it) on, when it needs no seam window there.
+    def _rotated(self, run: list[Insert], s: int, following: int, end: int) -> list[str] | None:
+        """The texts of a run of inserts at one position read from safe point `s` (at or before it) on, when
+        none needs a seam window there.
 
-        The haystack characters between s and the insert must be the insert's last characters (a
-        sentence's closing punctuation and space before a needle that ends the same way; a word list's
-        line break before a line). Then the context reads, from s on, `rotated` (those characters and the
-        insert less its same last ones) followed by the haystack from s as it was. Both joints, before
-        `rotated` and after it, must be points of a verified class, with the haystack's characters on
-        their outer side as far as a class looks (the next insert and the end at least two characters
-        past s): the context then splits at both, and the insert adds the tokens of `rotated` alone. None
-        otherwise, and for a long insert (`piece` cuts those).
-        """
-        text, pos = ins.text, ins.pos
+        The haystack characters between s and the inserts (the tail) must be the last characters of each
+        (a sentence's closing punctuation and space before a needle that ends the same way; a word list's
+        line break before a line). Then the context reads, from s on, one `rotated` text per insert (the
+        tail and the insert less its same last characters), followed by the haystack from s as it was:
+        the tail and the first insert, then each insert's tail (the next one's start), then the last one's,
+        which the haystack from s repeats. Every joint, before the first text, between two and after the
+        last, must be a point of a verified class, with the characters on both sides as far as a class looks
+        (the next insert and the end at least two characters past s): the context then splits at each, and
+        each insert adds the tokens of its rotated text alone (a long one through its cut, `tokens`). None
+        otherwise."""
+        pos = run[0].pos
         d = pos - s
-        if d >= len(text) or len(text) >= LONG_INSERT or following < s + 2 or end < s + 2 or s < 1:
+        if following < s + 2 or end < s + 2 or s < 1:
             return None
         hay = self.index.text
-        if d and not text.endswith(hay[s:pos]):
+        tail = hay[s:pos]
+        turned: list[str] = []
+        left = hay[s - 1]
+        for ins in run:
+            text = ins.text
+            if d >= len(text) or (d and not text.endswith(tail)):
+                return None
+            piece = tail + text[: len(text) - d]
+            if not self._joins(left, piece):
+                return None
+            turned.append(piece)
+            left = piece
+        if not self._joins(left, hay[s : s + 2]):
             return None
-        turned = hay[s:pos] + text[: len(text) - d]
-        if self._joins(hay[s - 1], turned) and self._joins(turned, hay[s : s + 2]):
-            return turned
-        return None
+        return turned
 
     def _in_order(self, start: int, end: int, inserts: list[Insert]) -> bool:
         """Whether the inserts are in position order and inside [start, end] (what `_windows` needs)."""
@@ -483,7 +509,7 @@ class Counter:
         for a, b, first, last, gap, rotated in windows:
             total += gap
             if rotated:  # an insert with no seam window: its own tokens (`_rotated`)
-                total += self.encoded(rotated)
+                total += self.encoded(rotated) if len(rotated) < LONG_INSERT else self.tokens(rotated)
                 continue
             head = prefix if a == start else ""
             tail = suffix if b == end else ""
