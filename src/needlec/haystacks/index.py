@@ -9,8 +9,9 @@ Which positions are safe depends on the tokenizer's pre-tokenization, so the ind
 candidates in classes and keeps a class only if it verifies on the real text with the real
 tokenizer (`SAFE_CLASSES`): a space between letters (every tokenizer that pre-splits on
 whitespace), a line break after a word (word lists, line-based haystacks), the start of a line
-after any line break (a line of dots or a numbered line, whose break belongs to the line before it
-in tiktoken's pre-tokenization), the point between a
+that begins with an ASCII letter or digit, whatever ends the line before (tiktoken's pre-tokenization
+keeps the break of a line of dots with the dots; o200k's also takes a `/` after it, so lines that
+begin with punctuation are left out), the point between a
 letter or digit and the punctuation after it (Chinese and Japanese text, which has no spaces, and a
 needle ending in a number: tiktoken's and byte-level BPE's regexes start a new pre-token at the
 punctuation), and the point between two
@@ -40,7 +41,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 SAFE_CLASSES: dict[str, str] = {
     "space": r"(?<=\p{L}) (?=\p{L})",
     "line": r"(?<=[\p{L}\p{N}])\n(?=\S)",
-    "line_start": r"(?<=\n)(?=\S)",
+    "line_start": r"(?<=\n)(?=[A-Za-z0-9])",
     "punctuation": r"(?<=[\p{L}\p{N}])(?=[\p{P}\p{S}])(?!['’ʼ])",
     "cjk": f"(?<=[{_CJK}])(?=[{_CJK}])",
 }

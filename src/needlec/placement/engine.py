@@ -353,7 +353,9 @@ class Counter:
 
         return right, left
 
-    def _windows(self, start: int, end: int, inserts: list[Insert], rotate: bool = True) -> list[Window]:
+    def _windows(
+        self, start: int, end: int, inserts: list[Insert], rotate: bool = True, for_offsets: bool = False
+    ) -> list[Window]:
         """The seam windows of the assembled context, merged where they overlap or touch, in order.
 
         Each is (a, b, first, last, gap, rotated): the window's characters [a, b), the inserts `first:last`
@@ -365,7 +367,8 @@ class Counter:
         With `rotate`, an insert whose last characters are the haystack's just before it needs no window of
         haystack text (`_rotated`): it becomes a window of no characters at the safe point s before those
         characters (a == b == s) whose text is `rotated`, the insert as it reads from s on. Else `rotated`
-        is empty. (`offsets` asks for windows without rotation: an offset ends inside a rotated text.)
+        is empty. `offsets` asks for windows `for_offsets`: no run is rotated whose shared characters are
+        one (see `offsets`).
         """
         safe, safe_tok = self.index.safe, self.index.safe_tok
         n_safe = len(safe)
@@ -389,8 +392,11 @@ class Counter:
                     m = k + 1  # the run of inserts at this position: k to m - 1
                     while m < n and inserts[m].pos == pos:
                         m += 1
-                    turned = self._rotated(inserts[k:m], safe[at], inserts[m].pos if m < n else end, end)
-                    if turned is None and m > k + 1:  # the first of the run alone (the others at least 2 on)
+                    if for_offsets and pos - safe[at] == 1:
+                        turned = None
+                    else:
+                        turned = self._rotated(inserts[k:m], safe[at], inserts[m].pos if m < n else end, end)
+                    if turned is None and m > k + 1 and pos - safe[at] > 1:  # the first alone (the others 2 on)
                         m = k + 1
                         turned = self._rotated(inserts[k:m], safe[at], pos, end)
                     if turned is not None:
@@ -590,7 +596,13 @@ class Counter:
     def offsets(self, start: int, end: int, inserts: list[Insert]) -> list[int]:
         """Tokens of the context before each insert (the count of the assembled text from `start` up to the
         insert's first character), all in one pass over the seam windows: per insert, the count up to the
-        window that holds it plus one encode of that window's part before the insert."""
+        window that holds it plus one encode of that window's part before the insert.
+
+        A rotated insert needs no encode: the text before it is the count up to its rotated text plus the
+        shared characters that text starts with (none when the insert sits at the safe point itself). The
+        joint before the rotated text was checked with those characters after it, as many as a class looks
+        at, so the prefix splits there too; that needs two of them or none, and a run whose shared
+        characters are one is not rotated here."""
         text = self.index.text
         if not self.index.local or not self._in_order(start, end, inserts):
             return [
@@ -601,8 +613,13 @@ class Counter:
             ]
         out: list[int] = []
         before = 0  # tokens of the assembled text before the current window
-        for a, b, first, last, gap, _ in self._windows(start, end, inserts, rotate=False):
+        for a, b, first, last, gap, rotated in self._windows(start, end, inserts, for_offsets=True):
             before += gap
+            if rotated:  # one insert, read from a == b == s: the shared characters, then the insert
+                shared = inserts[first].pos - a
+                out.append(before + self.encoded(rotated[:shared]) if shared else before)
+                before += self.encoded(rotated) if len(rotated) < LONG_INSERT else self.tokens(rotated)
+                continue
             for rank in range(first, last):
                 pos = inserts[rank].pos
                 earlier = inserts[first:rank]
