@@ -138,7 +138,8 @@ def build_item(
     prefix, suffix = messages[-1]["content"].split(CONTEXT_SENTINEL)
     counted_prompt = spec.length.counted == "prompt"
     # what is counted around the context: the rendered chat where the tokenizer has a chat template
-    frame = prompt_frame(messages, view.index.tokenizer, _answer_prefix(spec, draw) if spec.length.reserve else None)
+    answer_prefix = _answer_prefix(spec, draw)
+    frame = prompt_frame(messages, view.index.tokenizer, answer_prefix if spec.length.reserve else None)
     others = frame.others
     reserve = reserved_tokens(spec, draw.max_new_tokens or spec.prompt.max_new_tokens)
     multi = spec.placement.multi
@@ -229,7 +230,7 @@ def build_item(
         messages=[Message(role=m["role"], content=m["content"]) for m in messages],  # type: ignore[arg-type]
         context_span=ContextSpan(message=len(messages) - 1, start=len(prefix), end=len(prefix) + len(context)),
         question=draw.question,
-        answer_prefix=_answer_prefix(spec, draw),
+        answer_prefix=answer_prefix,
         answers=[list(fact) for fact in draw.answers],
         scoring=Scoring.model_validate({"version": 1, **spec.scoring.model_dump(mode="json"), **draw.scoring}),
         expected=draw.expected,
