@@ -366,9 +366,9 @@ class Counter:
 
         With `rotate`, an insert whose last characters are the haystack's just before it needs no window of
         haystack text (`_rotated`): it becomes a window of no characters at the safe point s before those
-        characters (a == b == s) whose text is `rotated`, the insert as it reads from s on. Else `rotated`
-        is empty. `offsets` asks for windows `for_offsets`: no run is rotated whose shared characters are
-        one (see `offsets`).
+        characters (a == b == s) whose text is `rotated`, the insert as it reads from s on; a run of inserts
+        at one position becomes one such window per insert, all at s. Else `rotated` is empty. `offsets`
+        asks for windows `for_offsets`: no run is rotated whose shared characters are one (see `offsets`).
         """
         safe, safe_tok = self.index.safe, self.index.safe_tok
         n_safe = len(safe)
