@@ -91,6 +91,15 @@ def _rotated(counter: Counter, start: int, end: int, inserts: list[Insert]) -> i
     return sum(1 for window in counter._windows(start, end, inserts) if window[5])
 
 
+def _span(index: HaystackIndex, snap: str, start: int, span: int) -> tuple[int, int, list[int]]:
+    """A window of the haystack from the boundary picked by `start`, `span` characters long, and the
+    boundaries inside it."""
+    bounds = index.boundaries(snap)
+    start = bounds[min(start // 40, len(bounds) - 1)]
+    end = min(start + span, len(index.text))
+    return start, end, [q for q in bounds if start < q < end]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from(sorted(HAYSTACKS)),
@@ -174,10 +183,7 @@ def test_long_inserts_count_as_whole_encodings(
     tokenizer = index.tokenizer
     snap, candidates = HAYSTACKS[name]
     lines = [*candidates, *(f"{w}\n" for w in cwe_words()[:30])]
-    bounds = index.boundaries(snap)
-    start = bounds[min(start // 40, len(bounds) - 1)]
-    end = min(start + span, len(index.text))
-    inside = [q for q in bounds if start < q < end]
+    start, end, inside = _span(index, snap, start, span)
     if not inside:
         return
     inserts = []
@@ -219,10 +225,7 @@ def test_runs_of_inserts_at_one_place_count_as_whole_encodings(
     index = indexes[name]
     tokenizer = index.tokenizer
     snap, candidates = HAYSTACKS[name]
-    bounds = index.boundaries(snap)
-    start = bounds[min(start // 40, len(bounds) - 1)]
-    end = min(start + span, len(index.text))
-    inside = [q for q in bounds if start < q < end]
+    start, end, inside = _span(index, snap, start, span)
     if not inside:
         return
     inserts = [
