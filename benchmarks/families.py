@@ -7,7 +7,9 @@ are fixed costs that a compile pays once per haystack, so what remains is the ma
 more item. The figure is the median over the items; the ratio column divides it by Kamradt NIAH's
 median at the same length with the same tokenizer, its items built in turn with the row's (one of
 each, then the next), so that the machine's speed, which can drift by half within minutes, moves
-both alike.
+both alike. The last column is the row's needle draw alone at the longest length (the kind's
+`draw_at`, before any layout), against the same NIAH item: a floor under the row's ratio that no
+layout removes (FWE draws RULER's whole Zipf stream of coded words for each item).
 
     python benchmarks/families.py [--lengths 4096,32768,131072] [--items 5] [--only ruler]
         [--tokenizer cl100k_base] [--hf PATH/tokenizer.json]
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
-from needlec.compile.items import build_item
+from needlec.compile.items import build_item, draw_item
 from needlec.compile.pipeline import Prepared, default_cache_dir, prepare_work
 from needlec.compile.plan import load_plan
 from needlec.kinds.ruler.kind import TaskName
@@ -93,9 +95,10 @@ class Runner:
         self.depths = self.config.depth_points()
         self.drawn = 0  # repeats used so far: every build is a fresh item
 
-    def builds(self, length: int, items: int) -> list[Callable[[], object]]:
-        """`items` item builds at `length`, ready to time (one more is built first: lazy per-haystack
-        work such as boundary lists and piece counts is a fixed cost, not a per-item one)."""
+    def builds(self, length: int, items: int) -> list[tuple[Callable[[], object], Callable[[], object]]]:
+        """`items` item builds at `length`, ready to time, each with its needle draw alone (one more is
+        built first: lazy per-haystack work such as boundary lists and piece counts is a fixed cost, not a
+        per-item one)."""
         keys = [
             dataclasses.replace(
                 self.first, length=length, depth=self.depths[i % len(self.depths)], repeat=self.drawn + i
@@ -105,8 +108,14 @@ class Runner:
         self.drawn += items + 1
         work = prepare_work(self.prepared, [(self.config, keys)])
         name = self.plan.spec.name
-        thunks = [functools.partial(build_item, name, self.config, key, view, kind) for _, key, view, kind, _ in work]
-        thunks[0]()
+        thunks = [
+            (
+                functools.partial(build_item, name, self.config, key, view, kind),
+                functools.partial(draw_item, self.config, key, view, kind),
+            )
+            for _, key, view, kind, _ in work
+        ]
+        thunks[0][0]()
         return thunks[1:]
 
 
@@ -116,16 +125,19 @@ def timed(build: Callable[[], object]) -> float:
     return time.process_time() - began
 
 
-def measure(row: Runner, base: Runner, lengths: list[int], items: int) -> dict[int, tuple[float, float]]:
+def measure(row: Runner, base: Runner, lengths: list[int], items: int) -> dict[int, tuple[float, float, float]]:
     """Median CPU seconds of one item build per length for a row and for Kamradt NIAH, their builds
-    interleaved (row, NIAH, row, ...) so that a machine whose speed drifts moves both alike."""
-    out: dict[int, tuple[float, float]] = {}
+    interleaved (row, NIAH, row, ...) so that a machine whose speed drifts moves both alike, and of the
+    row's needle draw alone (`draw_item`: what the kind draws before any layout, timed again after each
+    build, which it repeats exactly)."""
+    out: dict[int, tuple[float, float, float]] = {}
     for length in lengths:
-        mine, theirs = [], []
-        for own, niah in zip(row.builds(length, items), base.builds(length, items), strict=True):
+        mine, theirs, draws = [], [], []
+        for (own, draw), (niah, _) in zip(row.builds(length, items), base.builds(length, items), strict=True):
             mine.append(timed(own))
+            draws.append(timed(draw))
             theirs.append(timed(niah))
-        out[length] = (statistics.median(mine), statistics.median(theirs))
+        out[length] = (statistics.median(mine), statistics.median(theirs), statistics.median(draws))
     return out
 
 
@@ -149,6 +161,7 @@ def main() -> int:
         "family / task".ljust(26)
         + "".join(f"{n:>14}" for n in lengths)
         + "".join(f"{'x' + str(n):>10}" for n in lengths)
+        + f"{'draw x' + str(lengths[-1]):>14}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         for label, tokenizer_json in tokenizers:
@@ -165,7 +178,8 @@ def main() -> int:
                     continue
                 cells = "".join(f"{got[n][0] * 1000:>14.1f}" for n in lengths)
                 ratios = "".join(f"{got[n][0] / got[n][1]:>10.2f}" for n in lengths)
-                print(f"{row.label:<26}{cells}{ratios}", flush=True)
+                longest = got[lengths[-1]]
+                print(f"{row.label:<26}{cells}{ratios}{longest[2] / longest[1]:>14.2f}", flush=True)
     status = 0
     here = Path(__file__).resolve().parent
     if args.jobs:

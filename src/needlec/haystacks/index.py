@@ -11,7 +11,8 @@ tokenizer (`SAFE_CLASSES`): a space between letters (every tokenizer that pre-sp
 whitespace), a line break after a word (word lists, line-based haystacks), the start of a line
 that begins with an ASCII letter or digit, whatever ends the line before (tiktoken's pre-tokenization
 keeps the break of a line of dots with the dots; o200k's also takes a `/` after it, so lines that
-begin with punctuation are left out), the point between a
+begin with other punctuation are left out), the start of a line that begins with a full stop (FWE's
+lines of dots: a full stop opens a pre-token in tiktoken's and byte-level BPE's regexes), the point between a
 letter or digit and the punctuation after it (Chinese and Japanese text, which has no spaces, and a
 needle ending in a number: tiktoken's and byte-level BPE's regexes start a new pre-token at the
 punctuation), and the point between two
@@ -42,6 +43,7 @@ SAFE_CLASSES: dict[str, str] = {
     "space": r"(?<=\p{L}) (?=\p{L})",
     "line": r"(?<=[\p{L}\p{N}])\n(?=\S)",
     "line_start": r"(?<=\n)(?=[A-Za-z0-9])",
+    "dot_line": r"(?<=\n)(?=\.)",
     "punctuation": r"(?<=[\p{L}\p{N}])(?=[\p{P}\p{S}])(?!['’ʼ])",
     "cjk": f"(?<=[{_CJK}])(?=[{_CJK}])",
 }
