@@ -166,7 +166,7 @@ def test_inserts_that_end_like_the_text_before_them_rotate(indexes: dict[str, Ha
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    name=st.sampled_from(["english", "words", "chinese"]),
+    name=st.sampled_from(["english", "words", "chinese", "fwe"]),
     start=st.integers(min_value=0, max_value=60_000),
     span=st.integers(min_value=400, max_value=6_000),
     blocks=st.lists(
@@ -185,7 +185,8 @@ def test_long_inserts_count_as_whole_encodings(
     together: bool,
 ) -> None:
     """Long inserts (blocks of lines and sentences, cut at both ends and counted inside piece by piece,
-    `Counter._interior`), alone, several at one place, or spread: every count equals a whole encoding."""
+    `Counter._interior`, line by line where every line starts at a verified class), alone, several at one
+    place, or spread: every count equals a whole encoding."""
     index = indexes[name]
     tokenizer = index.tokenizer
     snap, candidates = HAYSTACKS[name]

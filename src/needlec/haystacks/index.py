@@ -39,11 +39,12 @@ if TYPE_CHECKING:
     import numpy as np
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+LINE_CLASSES: dict[str, str] = {"line_start": "A-Za-z0-9", "dot_line": "."}
+"""The classes of line starts, by the first characters of their lines (a character set's contents)."""
 SAFE_CLASSES: dict[str, str] = {
     "space": r"(?<=\p{L}) (?=\p{L})",
     "line": r"(?<=[\p{L}\p{N}])\n(?=\S)",
-    "line_start": r"(?<=\n)(?=[A-Za-z0-9])",
-    "dot_line": r"(?<=\n)(?=\.)",
+    **{name: f"(?<=\\n)(?=[{first}])" for name, first in LINE_CLASSES.items()},
     "punctuation": r"(?<=[\p{L}\p{N}])(?=[\p{P}\p{S}])(?!['’ʼ])",
     "cjk": f"(?<=[{_CJK}])(?=[{_CJK}])",
 }

@@ -12,12 +12,13 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from needlec.errors import ContractError
-from needlec.haystacks.index import SAFE_CLASSES, HaystackIndex, class_pattern
+from needlec.haystacks.index import LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
 from needlec.tokenizer import Tokenizer
 
 MARGIN_TOKENS = 8
@@ -178,6 +179,7 @@ class Counter:
         self._long_chars = 0  # characters of the keys of `_cuts` and `_interiors`
         self._cut_pattern: Any = None
         self._split_pattern: Any = None  # the class points as a lookahead, to split an interior at them
+        self._other_line: Any = None  # a line break not at a verified line start (False: no such class verified)
         self._joints: dict[str, bool] = {}
 
     def _remember_long(self, text: str) -> None:
@@ -256,13 +258,25 @@ class Counter:
         """Tokens of a long insert's interior: split at points of the verified classes and counted piece by
         piece (memoised) when its pieces repeat, as a word list's lines do; else one encode.
 
-        The points are the line starts where that class verified (found by the standard `re`, many times
+        Where every line break inside it is followed by a character that begins a line of a verified class
+        (`LINE_CLASSES`: FWE's blocks, word lists), every line is a piece, split by `str.split`. Else the
+        points are the line starts where that class verified (found by the standard `re`, many times
         faster than the Unicode classes), else every class's points: the class pattern as a lookahead,
         which splits where its matches start without a Python step per piece. Any subset of the points
-        splits the count exactly. (Splitting at the `dot_line` points as well makes more pieces of a
-        word list with lines of dots, FWE's, and costs more than the pieces it saves encoding.)"""
+        splits the count exactly."""
         from collections import Counter as Tally
 
+        if self._other_line is None:
+            firsts = "".join(LINE_CLASSES[c] for c in LINE_CLASSES if c in self.index.safe_classes)
+            # a line break followed by a character that no verified class of line starts begins a line with
+            self._other_line = re.compile(f"\\n(?=[^{firsts}])") if firsts else False
+        if self._other_line and self._other_line.search(text) is None:
+            lines = text.split("\n")
+            last = lines.pop()
+            tally = Tally(lines)
+            if 2 * len(tally) <= len(lines) + 1:  # the lines repeat: count each once (else one encode, below)
+                encoded = self.encoded
+                return encoded(last) + sum(n * encoded(line + "\n") for line, n in tally.items())
         if self._split_pattern is None:
             if "line_start" in self.index.safe_classes:
                 # line starts alone: a subset of the points, which the standard `re` finds many times faster
