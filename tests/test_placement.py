@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from needlec.haystacks.index import Haystack, HaystackIndex
-from needlec.placement.engine import MARGIN_TOKENS, Counter, Insert, _last_at_most, assemble, place
+from needlec.placement.engine import (
+    MARGIN_TOKENS,
+    Counter,
+    Insert,
+    _last_at_most,
+    _snap_all,
+    _snap_vector,
+    assemble,
+    place,
+)
 
 NEEDLES = [
     "The blue heron in the orchard answers only to the name Captain Pickles.",
@@ -283,3 +294,46 @@ def test_assemble_puts_each_insert_in_at_its_position(
             cursor = pos
     expected += text[cursor:end]
     assert assemble(text, start, end, [Insert(pos, piece) for pos, piece in inserts]) == expected
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    snap=st.sampled_from(["sentence", "paragraph", "none"]),
+    start=st.integers(min_value=0, max_value=20_000),
+    span=st.integers(min_value=0, max_value=6_000),
+    aims=st.lists(st.integers(min_value=-50, max_value=3_000), min_size=1, max_size=80),
+    sort=st.booleans(),
+    with_start=st.booleans(),
+)
+def test_needles_placed_at_once_where_the_loop_places_them(
+    index: HaystackIndex, snap: str, start: int, span: int, aims: list[int], sort: bool, with_start: bool
+) -> None:
+    """`_snap_vector` (many needles at once, each floored at the window start, then the running maximum) gives
+    the loop's positions (each floored at the needle before it), targets in order or not."""
+    bounds = index.boundaries(snap)
+    lo = bounds[min(start // 30, len(bounds) - 1)] + (0 if with_start else 3)
+    hi = lo + span
+    t_lo = index.token_at(lo)
+    targets = [t_lo + a for a in (sorted(aims) if sort else aims)]
+    order = list(range(len(targets)))
+    always = lo if with_start else None
+    looped = _snap_all(targets, order, index, bounds, lo, hi, always)
+    at_once = _snap_vector(targets, order, index, snap, lo, hi, always)
+    assert at_once == looped
+    assert at_once is not None and list(at_once) == order
+
+
+def test_needles_midway_between_boundaries_go_to_the_earlier_one(index: HaystackIndex) -> None:
+    """A target whose character lies exactly midway between two boundaries: the earlier one, placed one at a
+    time or all at once (the needles spaced so that no floor intervenes)."""
+    bounds = index.boundaries("sentence")
+    starts = set(index.tok_char)
+    last = len(bounds) - 1
+    midway = [(a + b) // 2 for a, b in itertools.pairwise(bounds[1:last]) if (a + b) % 2 == 0]
+    targets = sorted({index.token_at(m) for m in midway if m in starts})[:200]
+    assert len(targets) >= 40
+    order = list(range(len(targets)))
+    lo, hi = bounds[1], bounds[last]
+    looped = _snap_all(targets, order, index, bounds, lo, hi, lo)
+    assert _snap_vector(targets, order, index, "sentence", lo, hi, lo) == looped
+    assert all(looped[i] < index.tok_char[t] for i, t in enumerate(targets))  # the earlier boundary each time

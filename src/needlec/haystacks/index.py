@@ -126,6 +126,8 @@ class HaystackIndex:
         self.n_tokens = len(starts)
         self.tok_char: list[int] = [*starts, len(text)]
         self._boundaries: dict[str, list[int]] = {}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._tok_array: np.ndarray | None = None
         self.local = len(self.safe) >= 4
 
     def _segment(self) -> Segmentation:
@@ -182,6 +184,17 @@ class HaystackIndex:
         if snap not in self._boundaries:
             self._boundaries[snap] = boundary_positions(self.text, snap)
         return self._boundaries[snap]
+
+    def arrays(self, snap: str) -> tuple[np.ndarray, np.ndarray]:
+        """`tok_char` and the boundaries of `snap` as numpy arrays, made once (for placing many needles)."""
+        got = self._arrays.get(snap)
+        if got is None:
+            import numpy as np
+
+            if self._tok_array is None:
+                self._tok_array = np.asarray(self.tok_char, dtype=np.int64)
+            got = self._arrays[snap] = (self._tok_array, np.asarray(self.boundaries(snap), dtype=np.int64))
+        return got
 
     def token_at(self, char: int) -> int:
         """Index of the token that contains character `char` (or the end)."""

@@ -135,6 +135,8 @@ Window = tuple[int, int, int, int, int, str]
 """A seam window (`Counter._windows`): characters a to b, inserts first:last, the tokens before it, and the
 text of its rotated insert (empty for a window of haystack text)."""
 
+SNAP_VECTOR_MIN = 32
+"""Needles from which a window's positions are worked out with numpy (`_snap_vector`): CWE's 300 words."""
 LONG_INSERT = 256
 """Inserts of at least this many characters are cut inside (see `Counter`)."""
 INSERT_EDGE = 64
@@ -851,7 +853,7 @@ def _place(
             if k_end + MARGIN_TOKENS >= index.n_tokens:
                 raise ContractError("haystack is too short for this length (internal sizing error)")
             hi = index.tok_char[max(t_first, k_end - room)]
-            positions = _snap_all(offsets(t_first), order, index, bounds, begin, hi, always=begin)
+            positions = _snap_all(offsets(t_first), order, index, bounds, begin, hi, always=begin, snap=snap)
             if (
                 anchor is not None
                 and begin <= anchor
@@ -886,7 +888,7 @@ def _place(
             k_begin = index.token_at(end) - hay_tokens
             lo = index.tok_char[min(k_begin + MARGIN_TOKENS, index.n_tokens)]
             middle = [i for i in order if depths[i] < 100.0]
-            positions = _snap_all(offsets(k_begin), middle, index, bounds, lo, end, always=None)
+            positions = _snap_all(offsets(k_begin), middle, index, bounds, lo, end, always=None, snap=snap)
             positions.update({i: end for i in at_end})
             inserts = _inserts(positions, needles, order, joiner, last_without_joiner=True)
 
@@ -1041,7 +1043,9 @@ def _place_on_boundaries(
             aims[i] = t_first + round(depths[i] / 100.0 * context_est) - before
             before += needle_tokens[i]
         hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
-        positions = _snap_all([aims[i] for i in range(len(needles))], order, index, bounds, begin, hi, always=begin)
+        positions = _snap_all(
+            [aims[i] for i in range(len(needles))], order, index, bounds, begin, hi, always=begin, snap=snap
+        )
         inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
         last = inserts[-1].pos if inserts else begin
         found: list[_Short] = []
@@ -1366,8 +1370,23 @@ def _anchor_start(
 
 
 def _snap_all(
-    targets: list[int], order: list[int], index: HaystackIndex, bounds: list[int], lo: int, hi: int, always: int | None
+    targets: list[int],
+    order: list[int],
+    index: HaystackIndex,
+    bounds: list[int],
+    lo: int,
+    hi: int,
+    always: int | None,
+    snap: str | None = None,
 ) -> dict[int, int]:
+    """Each needle's position, in `order`: the boundary nearest its target token's character within [floor, hi]
+    (ties to the earlier one), where floor is the position of the needle before it (`lo` for the first); `always`
+    (the window start) where it is nearer and not below the floor; the floor where no boundary is in range.
+    `bounds` are the boundaries of `snap` when it is given: many needles are then placed by `_snap_vector`."""
+    if snap is not None and len(order) >= SNAP_VECTOR_MIN:
+        placed = _snap_vector(targets, order, index, snap, lo, hi, always)
+        if placed is not None:
+            return placed
     positions: dict[int, int] = {}
     floor = lo
     n_tokens, tok_char, n = index.n_tokens, index.tok_char, len(bounds)
@@ -1389,6 +1408,39 @@ def _snap_all(
         positions[i] = q
         floor = q
     return positions
+
+
+def _snap_vector(
+    targets: list[int], order: list[int], index: HaystackIndex, snap: str, lo: int, hi: int, always: int | None
+) -> dict[int, int] | None:
+    """`_snap_all` for many needles at once with numpy, or None where `always` is given and is not `lo`.
+
+    Every needle is snapped with the floor at `lo`, and the loop's positions are the running maximum of
+    those. A needle whose target lies at or above the position p before it (a boundary, or `lo`) has its
+    nearest boundary at or above p too, so both floors give it the same one; one whose target lies below p
+    gets p in the loop, and at most p here. `always` (which is `lo`) wins over a needle's boundary in the
+    loop only while p is `lo`; where it wins here past that, the target is below p, which the maximum keeps."""
+    if hi < lo or (always is not None and always != lo):
+        return None
+    import numpy as np
+
+    tok_char, bounds = index.arrays(snap)
+    n = len(bounds)
+    if not n:
+        return None
+    wanted = np.fromiter((targets[i] for i in order), dtype=np.int64, count=len(order))
+    x = tok_char[np.clip(wanted, 0, index.n_tokens)]
+    y = np.clip(x, lo, hi)
+    j = np.searchsorted(bounds, y, side="left")
+    before = bounds[np.maximum(j - 1, 0)]
+    after = bounds[np.minimum(j, n - 1)]
+    before_ok = (j > 0) & (before >= lo) & (before <= hi)
+    after_ok = (j < n) & (after >= lo) & (after <= hi)
+    nearer_after = after_ok & (~before_ok | (np.abs(after - y) < np.abs(before - y)))
+    q = np.where(nearer_after, after, np.where(before_ok, before, lo))
+    if always is not None:
+        q = np.where((~before_ok & ~after_ok) | (np.abs(always - x) < np.abs(q - x)), always, q)
+    return dict(zip(order, np.maximum.accumulate(q).tolist(), strict=True))
 
 
 def _inserts(
