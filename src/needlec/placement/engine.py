@@ -48,6 +48,10 @@ STEADY_STARTS = 4
 """Starts counted in a row, each with the seam correction of the one before it, after which a window predicted no
 closer than the closest found is passed over without `PREDICT_SLACK`'s margin (RULER's key-value lines, whose
 correction never moves)."""
+SETTLED_SLACK = 1
+"""`PREDICT_SLACK` once an item's correction has not moved in `STEADY_STARTS` starts counted, nor ever before:
+it then moves by one token where it moves at all (RULER's repeated noise sentences, whose windows are seldom
+exact, had every start counted, as each has a sentence end within three tokens of the target)."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -980,10 +984,12 @@ def _place_on_boundaries(
         corrections[True] = None
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
     steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
+    moved = {False: False, True: False}  # whether the correction of an end search has moved in this item
 
     def learn(deep: bool, end: int, got: int) -> None:
         correction = got - _predicted(index, begin, end) - fixed
         steady[deep] = steady[deep] + 1 if corrections.get(deep) == correction else 0
+        moved[deep] = moved[deep] or corrections.get(deep) not in (None, correction)
         corrections[deep] = correction
         fewest[deep] = min(fewest[deep], target - got)
 
@@ -1032,7 +1038,16 @@ def _place_on_boundaries(
         if not any(
             seam is None
             or _worth_counting(
-                index, bounds, begin, t_first, fixed + seam, target, deep, fewest[deep], steady[deep] >= STEADY_STARTS
+                index,
+                bounds,
+                begin,
+                t_first,
+                fixed + seam,
+                target,
+                deep,
+                fewest[deep],
+                steady[deep] >= STEADY_STARTS,
+                settled=steady[deep] >= STEADY_STARTS and not moved[deep],
             )
             for deep, seam in corrections.items()
         ):
@@ -1111,21 +1126,24 @@ def _worth_counting(
     deep: bool,
     fewest: int,
     steady: bool = False,
+    settled: bool = False,
 ) -> bool:
     """Whether a window from `begin` is worth counting exactly: at a boundary near its predicted end, its
-    predicted count is within `PREDICT_SLACK` tokens of the target, or short of it by less than `fewest` (the
-    smallest shortfall found so far, which line breaks would make up) and the slack. `added` is what the
+    predicted count is within `PREDICT_SLACK` tokens of the target (`SETTLED_SLACK` when `settled`: the
+    item's correction has never moved), or short of it by less than `fewest` (the smallest shortfall found
+    so far, which line breaks would make up) and the slack (none when `steady`). `added` is what the
     prediction adds to the haystack's tokens (needles, frame, the last seam correction)."""
     k = target - added + t_first  # the token index the window's end should reach
     if k <= t_first or k >= index.n_tokens:
         return True  # outside the index: let the exact count decide
     j = bisect.bisect_left(bounds, index.tok_char[k])
     shorter = 0 if steady else PREDICT_SLACK  # the margin for a window no closer than the closest found
+    slack = SETTLED_SLACK if settled else PREDICT_SLACK
     for q in bounds[max(0, j - 2) : j + 2]:
         # a window that ends with its deepest needle ends at the boundary itself; else at the text before it
         end = q if deep else _text_end(index.text, q, begin)
         off = target - _predicted(index, begin, end) - added
-        if abs(off) <= PREDICT_SLACK or 0 <= off < fewest + shorter:
+        if abs(off) <= slack or 0 <= off < fewest + shorter:
             return True
     return False
 
