@@ -274,7 +274,7 @@ class Counter:
 
         if self._other_line is None:
             firsts = "".join(LINE_CLASSES[c] for c in LINE_CLASSES if c in self.index.safe_classes)
-            # a line break followed by a character that no verified class of line starts begins a line with
+            # a line break before a character that begins no verified class's lines
             self._other_line = re.compile(f"\\n(?=[^{firsts}])") if firsts else False
         if self._other_line and self._other_line.search(text) is None:
             lines = text.split("\n")
@@ -1431,7 +1431,8 @@ def _snap_all(
 def _snap_vector(
     targets: list[int], order: list[int], index: HaystackIndex, snap: str, lo: int, hi: int, always: int | None
 ) -> dict[int, int] | None:
-    """`_snap_all` for many needles at once with numpy, or None where `always` is given and is not `lo`.
+    """`_snap_all` for many needles at once with numpy, or None (for the loop) where `always` is given and is
+    not `lo`, where `hi` is below `lo`, or where `snap` has no boundaries.
 
     Every needle is snapped with the floor at `lo`, and the loop's positions are the running maximum of
     those. A needle whose target lies at or above the position p before it (a boundary, or `lo`) has its
