@@ -709,6 +709,10 @@ class _Stem:
                 rest = inserts[r:]
                 if not rest:
                     return self._through(k) + counter.plain(point, end, suffix)
+                if len(rest) == 1 and rest[0].pos == end and len(rest[0].text) < LONG_INSERT:
+                    # one insert that ends the window (a deepest needle moved to the end): its seam window
+                    # is the window's last, so it reads as part of the suffix
+                    return self._through(k) + counter.plain(point, end, rest[0].text + suffix)
                 if counter._in_order(point, end, rest):
                     return self._through(k) + counter.count(point, end, rest, "", suffix)
                 break
@@ -1082,10 +1086,10 @@ def _place_on_boundaries(
         hi_j = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
         if lo_j <= hi_j and not at_end:
             count_at = _end_counter(text, begin, inserts, bounds, suffix, stem)
-            if count_at(lo_j) <= target:
-                guess = bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)])
-                lo_j = _last_at_most(count_at, lo_j, hi_j, guess, target)
-                gap = target - count_at(lo_j)
+            guess = bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)])
+            lo_j = _last_at_most(count_at, lo_j, hi_j, guess, target)
+            gap = target - count_at(lo_j)
+            if gap >= 0:  # else even the first end after the needles is above the target: no window here
                 end = _text_end(text, bounds[lo_j], begin)
                 learn(False, end, target - gap)
                 if gap == 0:
@@ -1149,7 +1153,8 @@ def _worth_counting(
 
 
 def _last_at_most(count: Callable[[int], int], lo: int, hi: int, guess: int, target: int) -> int:
-    """The largest j in [lo, hi] with count(j) <= target, for a count that grows with j and count(lo) <= target.
+    """The largest j in [lo, hi] with count(j) <= target, for a count that grows with j; `lo` when no j has
+    one, so the caller checks count(lo) after the search (where the answer is rarely lo) instead of before.
 
     The search starts at `guess` (where the target is expected: the boundary at the estimated end)
     and gallops from there to bracket the answer before bisecting, so a good guess costs a few
@@ -1258,10 +1263,10 @@ def _end_with_deepest(
             got = known[j] = stem.count(end, inserts, shared, suffix)
         return got
 
-    if count(lo) > target:
-        return None
     lo = _last_at_most(count, lo, hi, bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)]), target)
     got = count(lo)
+    if got > target:  # even the first boundary is above the target
+        return None
     end, inserts = layout(lo)
     if got != target:
         return _Short(target - got, begin, end, inserts, lo, stem, shared)
