@@ -1136,17 +1136,19 @@ def _worth_counting(
     predicted count is within `PREDICT_SLACK` tokens of the target (`SETTLED_SLACK` when `settled`: the
     item's correction has never moved), or short of it by less than `fewest` (the smallest shortfall found
     so far, which line breaks would make up) and the slack (none when `steady`). `added` is what the
-    prediction adds to the haystack's tokens (needles, frame, the last seam correction)."""
+    prediction adds to the haystack's tokens (needles, frame, the last seam correction); `t_first` is the token
+    index of `begin`."""
     k = target - added + t_first  # the token index the window's end should reach
     if k <= t_first or k >= index.n_tokens:
         return True  # outside the index: let the exact count decide
     j = bisect.bisect_left(bounds, index.tok_char[k])
     shorter = 0 if steady else PREDICT_SLACK  # the margin for a window no closer than the closest found
     slack = SETTLED_SLACK if settled else PREDICT_SLACK
+    text, token_at = index.text, index.token_at
     for q in bounds[max(0, j - 2) : j + 2]:
         # a window that ends with its deepest needle ends at the boundary itself; else at the text before it
-        end = q if deep else _text_end(index.text, q, begin)
-        off = target - _predicted(index, begin, end) - added
+        end = q if deep else _text_end(text, q, begin)
+        off = target - (token_at(end) - t_first) - added  # _predicted, with `begin`'s token index known
         if abs(off) <= slack or 0 <= off < fewest + shorter:
             return True
     return False
