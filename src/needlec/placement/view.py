@@ -36,6 +36,7 @@ class HaystackView:
     _occurrences: dict[str, list[int]] = field(default_factory=dict)
     _asked: set[str] = field(default_factory=set)
     _words: dict[str, list[int]] | None = None  # folded alphanumeric run -> its start offsets (built on demand)
+    _folded: Any = None  # the haystack's FoldedText, looked up once per view
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (haystacks/ranking.py)
     chunks: dict[Any, Any] = field(default_factory=dict)  # ChunkTable by chunk size (placement/layouts/chunks.py)
@@ -52,9 +53,9 @@ class HaystackView:
         drawn by item after item is checked at its few places each time, never searched for in the
         whole haystack.
         """
-        from needlec.languages.words import _is_whole, fold, folded_text, is_unspaced, is_word_char
+        from needlec.languages.words import _is_whole, fold, is_unspaced, is_word_char
 
-        text = folded_text(self.index.text)
+        text = self.folded()
         needle = fold(term)
         first = _RUN.match(needle)
         if first is None or first.start() or is_unspaced(needle[0]) or not is_word_char(needle[0]):
@@ -80,15 +81,23 @@ class HaystackView:
         i = bisect.bisect_left(spots, start)
         return i < len(spots) and spots[i] + len(term) <= end
 
+    def folded(self) -> Any:
+        """The haystack's `FoldedText` (`languages/words.py`), kept on the view: the shared cache it comes
+        from is keyed by the text, and another view's equal text (another task over the same haystack)
+        is a different string object, so every lookup there would compare the whole text."""
+        if self._folded is None:
+            from needlec.languages.words import folded_text
+
+            self._folded = folded_text(self.index.text)
+        return self._folded
+
     def occurrences(self, term: str) -> list[int]:
         """Start offsets of `term` as a whole word or phrase (a substring in scripts without spaces),
         in any letter case and Unicode form (cached)."""
         if term not in self._occurrences:
-            from needlec.languages.words import folded_text
-
             # the script-aware word table: whole words where the script has spaces, substrings in
             # Chinese or Thai, NFKC and case folding with offsets kept in the original text
-            self._occurrences[term] = folded_text(self.index.text).starts(term)
+            self._occurrences[term] = self.folded().starts(term)
         return self._occurrences[term]
 
     def leaks(self, terms: tuple[str, ...], start: int, end: int) -> list[str]:

@@ -35,6 +35,7 @@ import itertools
 import random
 import re
 import string
+import sys
 from collections import Counter
 from typing import Any, Literal
 
@@ -287,7 +288,9 @@ class RulerKind(NeedleKindBase):
         self.excluded = Exclusion(tokens)
         self._coded = None
         if self.task.category == "qa":
-            self.folded = "\n".join(texts).casefold()
+            # one string object per text: the name searches are cached by it, and another config's equal
+            # text (QA 1 and QA 2 over one haystack) would otherwise be compared in full at every lookup
+            self.folded = sys.intern("\n".join(texts).casefold())
         if self.task.category == "fwe":
             lines = Counter(line.strip() for text in texts for line in text.split("\n"))
             lines.pop(NOISE_TOKEN, None)
