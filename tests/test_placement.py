@@ -374,3 +374,21 @@ def test_needles_midway_between_boundaries_go_to_the_earlier_one(index: Haystack
     looped = _snap_all(targets, order, index, bounds, lo, hi, lo)
     assert _snap_vector(targets, order, index, "sentence", lo, hi, lo) == looped
     assert all(looped[i] < index.tok_char[t] for i, t in enumerate(targets))  # the earlier boundary each time
+
+
+def test_every_class_point_has_an_anchor_beside_it() -> None:
+    """`CLASS_ANCHOR` lets a long insert's cut search skip a stretch with no anchor in it: that is exact only
+    if every point of every safe class has an anchor on one side of it. Checked on every text of three
+    characters drawn from letters, digits, CJK characters and punctuation (CJK punctuation such as `・`
+    included), as far as any class looks."""
+    from needlec.haystacks.index import CLASS_ANCHOR, SAFE_CLASSES, class_pattern
+
+    alphabet = [*"aZ9 .,'’\n\t-_[", "é", "²", "Ⅻ", "東", "・", "ー", "。"]
+    points = 0
+    for text in map("".join, itertools.product(alphabet, repeat=3)):
+        for name in SAFE_CLASSES:
+            for match in class_pattern(name).finditer(text):
+                at = match.start()
+                assert CLASS_ANCHOR.search(text, max(0, at - 1), at + 1), (name, text, at)
+                points += 1
+    assert points > 1000  # the texts hold points of the classes

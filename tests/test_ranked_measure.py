@@ -100,3 +100,56 @@ def test_a_joint_that_merges_is_caught_and_counted_whole(tmp_path: Path, mixed_p
     assert tokenizer.count("".join(pieces[:2])) != tokenizer.count(pieces[0]) + tokenizer.count(pieces[1])
     measure = PieceMeasure(tokenizer, "", "", {}, " .")
     assert not measure.holds(pieces, PASSAGE_JOINER + " .", 5)
+    # the same context laid out by passage: the checks kept by passage catch the merge as well
+    blocks = [*mixed_passages[:5], "The lantern key is 1873.", *mixed_passages[5:12]]
+    laid = PieceMeasure(tokenizer, "", "", {}, " .")
+    pieces = laid.labelled(blocks, True)
+    assert not any(laid._parts(pieces)[2] or [True])
+    assert not laid.holds(pieces, PASSAGE_JOINER + " .", 5)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["cl100k", "o200k", "minilm"]),
+    picks=st.lists(st.integers(min_value=0, max_value=79), min_size=1, max_size=40),
+    short=st.lists(st.sampled_from(["Amen.", "Selah", "他说。", "[7] Then.", "x"]), max_size=4),
+    numbered=st.booleans(),
+)
+def test_pieces_laid_out_by_passage_measure_as_pieces_alone(
+    mixed_passages: list[str],
+    request: pytest.FixtureRequest,
+    name: str,
+    picks: list[int],
+    short: list[str],
+    numbered: bool,
+) -> None:
+    """`labelled` builds a context's pieces from its passages and keeps their counts, label cuts and cut checks
+    by passage (so later items look them up). What it keeps is what the measure finds from the pieces alone, a
+    passage shorter than a cut check's reach (whose check sees a label too) and a passage that begins like a
+    label included, and the counts are whole counts."""
+    from needlec.haystacks.passages import PASSAGE_JOINER
+    from needlec.placement.layouts.passages import PieceMeasure, _label
+
+    tokenizer = HFTokenizer(MINILM_FILE, "minilm") if name == "minilm" else request.getfixturevalue(name)
+    blocks = [mixed_passages[i] for i in picks] + short
+    shared: dict[str, int] = {}
+    laid = PieceMeasure(tokenizer, "", "", shared, " .")
+    again = PieceMeasure(tokenizer, "", "", shared, " .", rests=laid.rests, edges=laid.edges)
+    for measure in (laid, again):  # the second finds every passage's parts kept by the first
+        pieces = measure.labelled(blocks, numbered)
+        last = len(blocks) - 1
+        assert pieces == [_label(i, numbered) + b + (PASSAGE_JOINER if i < last else "") for i, b in enumerate(blocks)]
+        alone = PieceMeasure(tokenizer, "", "", {}, " .")
+        counts, cuts, joints = measure._parts(pieces)
+        own_counts, own_cuts, _ = alone._parts(list(pieces))
+        if numbered:
+            assert (counts, cuts) == (own_counts, own_cuts)
+        else:  # each piece whole (the general path cuts a passage that begins like a label at its number)
+            assert (counts, cuts) == ([tokenizer.count(p) for p in pieces], [0] * len(pieces))
+        assert joints is not None
+        assert joints == [
+            i > 0 and numbered and alone._joint(pieces[i - 1], pieces[i], cuts[i]) for i in range(len(pieces))
+        ]
+        assert measure.holds(pieces, "", None) == alone.holds(list(pieces), "", None)
+        if measure.holds(pieces, "", None):
+            assert measure(pieces, "") == tokenizer.count("".join(pieces))

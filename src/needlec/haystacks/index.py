@@ -49,6 +49,10 @@ SAFE_CLASSES: dict[str, str] = {
     "cjk": f"(?<=[{_CJK}])(?=[{_CJK}])",
 }
 """Candidate safe points by class; each class is kept only where it verifies (see `HaystackIndex`)."""
+CLASS_ANCHOR = re.compile(f"[^\\W_]|\n|[{_CJK}]")
+"""A letter, a digit, a line break or a CJK character: every point of every class has one of them next to
+it, so a stretch (with one character either side) in which this finds nothing holds no class point, and
+the slow Unicode class patterns need not scan it (a pad of dots)."""
 _BOUNDARY = {
     "sentence": re.compile(
         r"(?<=[.!?…।॥؟])[\"'”’»)\]]*\s+(?=\S)|(?<=[。！？])[”’」』)]*\s*(?=\S)"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from needlec.errors import ContractError
-from needlec.haystacks.index import LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
+from needlec.haystacks.index import CLASS_ANCHOR, LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
 from needlec.tokenizer import Tokenizer
 
 MARGIN_TOKENS = 8
@@ -208,12 +208,17 @@ class Counter:
         if text in self._cuts:
             return self._cuts[text]
         forward, backward = self._patterns()
+
+        def point(pattern: Any, lo: int, hi: int) -> Any:
+            """A class point in `text[lo:hi]`, or None (at once where nothing could be one)."""
+            return pattern.search(text, lo, hi) if CLASS_ANCHOR.search(text, max(0, lo - 1), hi + 1) else None
+
         n = len(text)
-        head = forward.search(text, INSERT_EDGE, min(n - INSERT_EDGE, INSERT_EDGE + CUT_SEARCH))
+        head = point(forward, INSERT_EDGE, min(n - INSERT_EDGE, INSERT_EDGE + CUT_SEARCH))
         a = head.start() if head is not None else self._any_cut(text, range(INSERT_EDGE, INSERT_EDGE + CUT_TRIES))
         got = None
         if a is not None and n - INSERT_EDGE > a + 1:
-            tail = backward.search(text, max(a + 1, n - INSERT_EDGE - CUT_SEARCH), n - INSERT_EDGE)
+            tail = point(backward, max(a + 1, n - INSERT_EDGE - CUT_SEARCH), n - INSERT_EDGE)
             if tail is not None:
                 b: int | None = tail.start()
             else:  # no class point near the end (a pad of dots): a cut where the text adds up

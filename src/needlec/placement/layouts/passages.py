@@ -13,7 +13,8 @@ Counts go through the haystack view's seam counter: a context is a run of the ha
 labels, the needle and the padding inserted, so only the seams around those inserts are encoded.
 With `rank`, the distractors are the passages most similar to the question, prepared (and cached)
 before the items (`haystacks/ranking.py`, driven by `compile/ranking.py`); their context is one insert,
-counted as the sum of its labelled passages (memoised); each finished context is checked by one whole count.
+counted as the sum of its labelled passages (memoised), and every cut those sums make is checked
+(`PieceMeasure.holds`); a context whose cuts do not all count apart is counted whole.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ START_TRIES = 16
 MAX_FILLER_STEPS = 24
 JOINT_CHARS = 32
 """Characters either side of a cut in a ranked context checked for counting apart (`PieceMeasure.holds`)."""
+LABEL_PROBE = "[0] "
+"""The label a passage's ends are checked against (`PieceMeasure._joint`)."""
 PAD_EDGE = 16
 """Filler repeats of a long pad counted with the text on either side; those between go by the filler's rate."""
 
@@ -383,7 +386,7 @@ def _assemble_ranked(
     filler: str,
     numbered: bool,
     target: int,
-    measure: Callable[[list[str], str], int],
+    measure: PieceMeasure,
 ) -> tuple[str, str, int, list[str]] | None:
     """(body, padding, needle index, pieces) for these passages in this order, or None when over `target`.
     `measure(pieces, pad)` counts the body, given as its labelled passages (the pieces) each with the
@@ -392,8 +395,7 @@ def _assemble_ranked(
     j = passage_index(depth, len(texts)) if needle else -1
     if needle:
         blocks.insert(j, needle)
-    last = len(blocks) - 1
-    pieces = [_label(i, numbered) + b + (PASSAGE_JOINER if i < last else "") for i, b in enumerate(blocks)]
+    pieces = measure.labelled(blocks, numbered)
     body = "".join(pieces)
     pad = pad_to(bool(body), filler, target, lambda p: measure(pieces, p))
     return None if pad is None else (body, pad, j, pieces)
@@ -405,11 +407,12 @@ class PieceMeasure:
     passages (each with the joiner after it but the last): the first piece with the prefix, the middle
     pieces from `memo` (the same passage under the same label recurs across items) and the last with
     the pad and suffix. Passages are cut before their labels, after a blank line, and a label's number
-    from its text. The caller checks every such cut of a finished context where it is (`holds`: the
-    text either side of it counts as its two sides do); a cut that fails sets `pieces_ok` to False,
-    and that context is built again with whole counts. The measure is the item's own, so an item's
-    bytes never depend on which items were built before it (the memo holds counts and check results,
-    which depend on their texts alone)."""
+    from its text. The caller checks every such cut of a finished context (`holds`: the text either side
+    of it counts as its two sides do; a cut between two passages by its parts, `_joint`, which recur
+    across items, else where it is); a cut that fails sets `pieces_ok` to False, and that context is
+    built again with whole counts. The measure is the item's own, so an item's bytes never depend on
+    which items were built before it (the memo holds counts and check results, which depend on their
+    texts alone)."""
 
     tokenizer: Tokenizer
     prefix: str
@@ -417,18 +420,12 @@ class PieceMeasure:
     memo: dict[str, int]
     filler: str = ""  # a long pad of it counts its middle repeats at the filler's own rate, when that is even
     pieces_ok: bool = True  # False once the piece sums missed a whole count: count this context whole
+    rests: dict[tuple[str, bool, bool], int] = field(default_factory=dict, kw_only=True)  # see `labelled`
+    edges: dict[str, tuple[bool, bool]] = field(default_factory=dict, kw_only=True)  # see `labelled`
+    _kept: tuple[list[str], list[int], list[int], list[bool] | None] | None = field(default=None, repr=False)
 
     def whole(self, pieces: list[str], pad: str) -> int:
         return self.tokenizer.count(self.prefix + "".join(pieces) + pad + self.suffix)
-
-    def _count(self, piece: str) -> int:
-        """Tokens of one labelled passage: the label's number part and the rest apart (`"[12]"` and
-        `" The ..."`), each memoised, so a passage shown under another number than before costs a lookup.
-        `holds` checks the cut, as every other cut of the sums."""
-        cut = _number_end(piece)
-        if cut:
-            return self._memoised(piece[:cut]) + self._memoised(piece[cut:])
-        return self._memoised(piece)
 
     def _apart(self, left: str, right: str) -> bool:
         """Whether `left + right` counts as `left` and `right` do apart, checked on `JOINT_CHARS` characters
@@ -448,12 +445,17 @@ class PieceMeasure:
         """Whether every cut the piece sums make in this context counts apart (`_apart`): between two
         pieces (with the prompt around the context and without it, as `bare` counts), in each piece counted
         in two parts, and around a long pad's repeats; with `needle`, also the cuts that `before` makes to
-        count the text ahead of that piece's passage."""
+        count the text ahead of that piece's passage. Inside the context, where neither the prompt nor the
+        pad reaches, the cut between two passages and the cut after the second one's number are checked by
+        their parts (`_joint`) and, where a part fails, where they are."""
         if len(pieces) < 2:
             return True
         apart = self._apart
         last = len(pieces) - 1
+        _, cuts, joints = self._parts(pieces)
         for i in range(1, len(pieces)):
+            if 1 < i < last and (joints[i] if joints else self._joint(pieces[i - 1], pieces[i], cuts[i])):
+                continue  # a cut between two labelled passages, checked by its parts
             # the text on either side of the cut as the measures count it, as far as the check looks
             right = pieces[i] + pad if i == last else pieces[i]
             framed_left = self.prefix + pieces[0] if i == 1 else pieces[i - 1]
@@ -478,10 +480,47 @@ class PieceMeasure:
                 return False
         return True
 
+    def _joint(self, left: str, right: str, cut: int) -> bool:
+        """Whether the usual cut inside a context, between a passage with the joiner after it (`left`) and
+        a labelled one (`right`, `"[12] ..."`, its number ending at `cut`), counts apart, checked by its
+        parts, each memoised by what recurs across items (a passage's ends, a label's number) rather than
+        by the pair of passages, which a ranking rarely shows together twice: `left`'s end before a label,
+        `right`'s text after a label, and the number between the joiner and a space. False when the cut is
+        not of that shape or a part does not count apart: the caller then checks the cut where it is."""
+        if not cut or not left.endswith(PASSAGE_JOINER):
+            return False
+        head = right[cut : cut + JOINT_CHARS]
+        return self._tail_ok(left[-JOINT_CHARS:]) and self._head_ok(head) and self._number_ok(right[:cut])
+
+    def _tail_ok(self, tail: str) -> bool:
+        """Whether a passage's end (with the joiner) counts apart from a label after it."""
+        return self._part("\0tail\0" + tail, tail, LABEL_PROBE) == 1
+
+    def _head_ok(self, head: str) -> bool:
+        """Whether a passage's start (after a label's number) counts apart from the number."""
+        return self._part("\0head\0" + head, LABEL_PROBE[:-1], head) == 1
+
+    def _number_ok(self, number: str) -> bool:
+        """Whether a label's number (`"[12]"`) counts apart from the joiner before it and a space after it."""
+        key = "\0number ok\0" + number
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = self._part("", PASSAGE_JOINER, number) & self._part("", number, " ")
+        return got == 1
+
+    def _part(self, key: str, left: str, right: str) -> int:
+        """1 when `left + right` counts apart (`_apart`), else 0, kept under `key` (when one is given)."""
+        got = self.memo.get(key) if key else None
+        if got is None:
+            got = int(self._apart(left, right))
+            if key:
+                self.memo[key] = got
+        return got
+
     def before(self, pieces: list[str], j: int, label: str) -> int:
         """Tokens of the context ahead of piece j's passage (its label included), from the pieces (`holds`
         checked the cuts)."""
-        return sum(self._count(p) for p in pieces[:j]) + self._memoised(label)
+        return sum(self._parts(pieces)[0][:j]) + self._memoised(label)
 
     def pad_tokens(self, pad: str) -> int:
         """Tokens of the pad alone: a long one's middle repeats by the filler's rate, where its cuts add up."""
@@ -496,7 +535,9 @@ class PieceMeasure:
 
     def bare(self, pieces: list[str], pad: str) -> int:
         """Tokens of the context alone (no prompt around it), from the same pieces (`holds` checked them)."""
-        return PieceMeasure(self.tokenizer, "", "", self.memo, self.filler)(pieces, pad)
+        if len(pieces) < 2:
+            return self.tokenizer.count("".join(pieces) + pad)
+        return self._sum(pieces, pad, "", "")
 
     def _memoised(self, text: str) -> int:
         got = self.memo.get(text)
@@ -527,23 +568,87 @@ class PieceMeasure:
             return None
         return pad[: len(pad) - (repeats - edge) * len(self.filler)], self.filler * edge
 
-    def _tail(self, last: str, pad: str) -> int:
-        """Tokens of the last piece, the pad and the suffix: a long pad's middle repeats by the rate."""
+    def _tail(self, last: str, pad: str, suffix: str) -> int:
+        """Tokens of the last piece, the pad and `suffix`: a long pad's middle repeats by the rate."""
         count = self.tokenizer.count
         edges = self._pad_edges(pad)
         if edges is None:
-            return count(last + pad + self.suffix)
+            return count(last + pad + suffix)
         head, edge = edges
         middle = (len(pad) - len(head) - len(edge)) // len(self.filler)
         rate = self._rate()
         assert rate is not None
-        return count(last + head) + middle * rate + count(edge + self.suffix)
+        return count(last + head) + middle * rate + count(edge + suffix)
+
+    def labelled(self, blocks: list[str], numbered: bool) -> list[str]:
+        """The pieces of a context of these passages in this order: each labelled (`[i] `, when `numbered`),
+        with the joiner after it but the last. Their counts, label cuts and the outcome of `_joint` at each
+        cut before a label are kept for `_parts` and `holds`, as they would find them, but by the passages
+        themselves (a passage's count after its label in `rests`, its ends' checks in `edges`): a ranker's
+        passages are the same strings across items, so a lookup hashes nothing."""
+        last = len(blocks) - 1
+        rests, memoised = self.rests, self._memoised
+        if max(len(rests), len(self.edges)) >= 100_000:
+            rests.clear()
+            self.edges.clear()
+        pieces: list[str] = []
+        counts: list[int] = []
+        cuts: list[int] = []
+        joints = [False] * len(blocks)
+        for i, block in enumerate(blocks):
+            label = _label(i, numbered)
+            joiner = PASSAGE_JOINER if i < last else ""
+            cut = len(label) - 1 if label else 0
+            key = (block, bool(cut), i == last)
+            rest = rests.get(key)
+            if rest is None:
+                rest = rests[key] = memoised(label[cut:] + block + joiner)
+            piece = label + block + joiner
+            pieces.append(piece)
+            counts.append(memoised(label[:cut]) + rest if cut else rest)
+            cuts.append(cut)
+            if cut and i:
+                before = blocks[i - 1]
+                if min(len(before), len(block)) >= JOINT_CHARS:  # `_joint`'s slices hold passage text alone
+                    edge = self.edges.get(before) or self._edges(before), self.edges.get(block) or self._edges(block)
+                    joints[i] = edge[0][0] and edge[1][1] and self._number_ok(label[:cut])
+                else:
+                    joints[i] = self._joint(pieces[i - 1], piece, cut)
+        self._kept = (pieces, counts, cuts, joints)
+        return pieces
+
+    def _edges(self, block: str) -> tuple[bool, bool]:
+        """`_joint`'s checks of a passage's two ends (`_tail_ok` with the joiner, `_head_ok` after a label's
+        number), kept by the passage; for a passage of at least `JOINT_CHARS` characters, whose ends those
+        checks see alone."""
+        edge = self.edges.get(block)
+        if edge is None:
+            tail, head = (block + PASSAGE_JOINER)[-JOINT_CHARS:], (" " + block)[:JOINT_CHARS]
+            edge = self.edges[block] = (self._tail_ok(tail), self._head_ok(head))
+        return edge
+
+    def _parts(self, pieces: list[str]) -> tuple[list[int], list[int], list[bool] | None]:
+        """Each piece's tokens and where its label's number ends (`_number_end`), kept for the last list of
+        pieces: the pad's search measures the same pieces several times, and `holds` checks them. A
+        labelled passage is counted as its number part and the rest apart (`"[12]"` and `" The ..."`), each
+        memoised, so a passage shown under another number than before costs a lookup; `holds` checks that
+        cut, as every other cut of the sums."""
+        kept = self._kept
+        if kept is None or kept[0] is not pieces:
+            cuts = [_number_end(p) for p in pieces]
+            m = self._memoised
+            counts = [m(p[:c]) + m(p[c:]) if c else m(p) for p, c in zip(pieces, cuts, strict=True)]
+            kept = self._kept = (pieces, counts, cuts, None)
+        return kept[1], kept[2], kept[3]
+
+    def _sum(self, pieces: list[str], pad: str, prefix: str, suffix: str) -> int:
+        middle = sum(self._parts(pieces)[0][1:-1])
+        return self.tokenizer.count(prefix + pieces[0]) + middle + self._tail(pieces[-1], pad, suffix)
 
     def __call__(self, pieces: list[str], pad: str) -> int:
         if len(pieces) < 2 or not self.pieces_ok:
             return self.whole(pieces, pad)
-        middle = sum(self._count(p) for p in pieces[1:-1])
-        return self.tokenizer.count(self.prefix + pieces[0]) + middle + self._tail(pieces[-1], pad)
+        return self._sum(pieces, pad, self.prefix, self.suffix)
 
 
 def _number_end(piece: str) -> int:
@@ -600,7 +705,15 @@ class PassagesLayout:
                 depth=request.depth,
                 filler=filler,
                 numbered=numbered,
-                measure=PieceMeasure(tokenizer, prefix, suffix, ranker.piece_counts, filler),
+                measure=PieceMeasure(
+                    tokenizer,
+                    prefix,
+                    suffix,
+                    ranker.piece_counts,
+                    filler,
+                    rests=ranker.rest_counts,
+                    edges=ranker.edge_checks,
+                ),
                 rng=random.Random(hashlib.sha256(f"{request.seed}|rank".encode()).digest()),
             )
         else:
