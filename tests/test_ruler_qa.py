@@ -261,3 +261,20 @@ def test_qa_task_over_another_haystack_is_refused(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     with pytest.raises(NeedlecError, match="ruler_documents"):
         compile_spec(path, tmp_path / "out", CompileOptions(progress=False))
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 7, 40, 1865])
+def test_gold_slots_draw_what_a_list_of_the_other_slots_draws(count: int) -> None:
+    """`gold_slots` draws the further gold slots from the slots but the first without listing them: for every
+    first slot and number of golds, the draw equals `random.sample` over that list, with the same rng."""
+    import random
+
+    from needlec.placement.layouts.slots import gold_slot, gold_slots
+
+    for depth in (0.0, 37.5, 50.0, 100.0):
+        first = gold_slot(depth, count)
+        others = [slot for slot in range(count) if slot != first]
+        for golds in range(1, min(count, 5) + 1):
+            for seed in range(10):
+                expected = [first, *random.Random(seed).sample(others, golds - 1)]
+                assert gold_slots(depth, count, golds, random.Random(seed)) == expected

@@ -13,7 +13,7 @@ import bisect
 import itertools
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -66,6 +66,12 @@ class Insert(NamedTuple):
 
     pos: int
     text: str
+
+
+def inserts_at(positions: Iterable[int], texts: Iterable[str]) -> list[Insert]:
+    """`Insert`s of `texts` at `positions`, pairwise: the records `map(Insert, positions, texts)` makes, built by
+    the tuple constructor itself rather than a Python call per record (half the time for thousands)."""
+    return list(map(tuple.__new__, itertools.repeat(Insert), zip(positions, texts, strict=True)))
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
-from needlec.placement.engine import Counter, Insert, Placement
+from needlec.placement.engine import Counter, Insert, Placement, inserts_at
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
 from needlec.placement.layouts.chunks import chunking_of, place_chunks
 from needlec.placement.layouts.passages import PassageTable
@@ -153,7 +153,7 @@ def _place_by_pieces(
                 f"the documents haystack runs out of documents for length {target}; raise `haystack.builder.count`"
             )
         hi = min(len(table.spans), first + k + 256)
-        docs = table.piece_tokens(first + k, hi, index.text, DOCUMENT_JOINER, enc)
+        docs = table.piece_tokens(first + k, hi, index.text, DOCUMENT_JOINER, enc, index)
         numbers = k + len(golds) + base
         shown = table.label_tokens(labels, layout.label, numbers + len(docs), enc)[numbers:]
         running = list(itertools.accumulate(map(operator.add, docs, shown), initial=total))
@@ -210,7 +210,7 @@ def _assemble(
     text = index.text
     spans = table.spans
     label_costs = table.label_tokens(labels, layout.label, count + base_index, enc)
-    doc_costs = table.piece_tokens(s, s + k, text, DOCUMENT_JOINER, enc)
+    doc_costs = table.piece_tokens(s, s + k, text, DOCUMENT_JOINER, enc, index)
     inserts: list[Insert] = []
     gold_insert: dict[int, int] = {}  # gold index -> index of its insert (its label is the insert before)
     # Counting by pieces: every document (or gold) shown with the joiner after it is one piece and every
@@ -227,7 +227,7 @@ def _assemble(
     for stop in [*sorted(gold_at), count]:
         # the run of distractors up to the next gold slot, each with its label before it, then that gold document
         n_run = stop - slot
-        inserts += map(Insert, firsts[s + d : s + d + n_run], shown_labels[slot + base_index : stop + base_index])
+        inserts += inserts_at(firsts[s + d : s + d + n_run], shown_labels[slot + base_index : stop + base_index])
         run_costs = [0] * (2 * n_run)
         run_costs[0::2] = label_costs[slot + base_index : stop + base_index]
         run_costs[1::2] = doc_costs[d : d + n_run]

@@ -59,6 +59,7 @@ class PassageTable:
     _piece_tokens: list[int] | None = None  # tokens of each piece (-1: not counted yet)
     _label_tokens: dict[str, list[int]] = field(default_factory=dict)  # per label template: tokens per number
     _firsts: list[int] | None = None  # the first character of each passage (`firsts`)
+    _starts_at: list[int] | None = None  # `_safe_tokens`
 
     def folded(self, text: str) -> tuple[Absence, list[int]]:
         """Every passage casefolded, joined by a NUL (no term holds one), and where each one starts in
@@ -87,18 +88,54 @@ class PassageTable:
             self._firsts = [a for a, _ in self.spans]
         return self._firsts
 
-    def piece_tokens(self, lo: int, hi: int, text: str, joiner: str, encoded: Callable[[str], int]) -> list[int]:
-        """Tokens of pieces `lo` to `hi - 1` (passage and joiner), each counted once per table."""
+    def piece_tokens(
+        self,
+        lo: int,
+        hi: int,
+        text: str,
+        joiner: str,
+        encoded: Callable[[str], int],
+        index: HaystackIndex | None = None,
+    ) -> list[int]:
+        """Tokens of pieces `lo` to `hi - 1` (passage and joiner), each counted once per table. With the
+        haystack's `index`, a piece that reads as the haystack does from its passage's start to the next one's
+        (the joiner between them), both safe points, is counted by index arithmetic rather than encoded."""
         if self._piece_tokens is None:
             self._piece_tokens = [-1] * len(self.spans)
         known = self._piece_tokens
         got = known[lo:hi]
         if -1 in got:
+            spans = self.spans
+            at = self._safe_tokens(index) if index is not None else None
+            width = len(joiner)
             for i in range(lo, hi):
-                if known[i] < 0:
-                    known[i] = encoded(self.piece(i, text, joiner))
+                if known[i] >= 0:
+                    continue
+                if at is not None and i + 1 < len(spans) and at[i] >= 0 and at[i + 1] >= 0:
+                    end = spans[i][1]
+                    if spans[i + 1][0] - end == width and text.startswith(joiner, end):
+                        known[i] = at[i + 1] - at[i]
+                        continue
+                known[i] = encoded(self.piece(i, text, joiner))
             got = known[lo:hi]
         return got
+
+    def _safe_tokens(self, index: HaystackIndex) -> list[int]:
+        """For each passage, the token index of its first character where that is a safe point of `index`
+        (the count of the haystack between two safe points is the difference of theirs), else -1. Made
+        once per table; a table belongs to one haystack view, so to one index."""
+        if self._starts_at is None:
+            import numpy as np
+
+            firsts = np.asarray(self.firsts(), dtype=np.int64)
+            safe = np.asarray(index.safe, dtype=np.int64)
+            if not index.local or not len(safe):
+                self._starts_at = [-1] * len(firsts)
+            else:
+                j = np.minimum(np.searchsorted(safe, firsts), len(safe) - 1)
+                tokens = np.asarray(index.safe_tok, dtype=np.int64)[j]
+                self._starts_at = np.where(safe[j] == firsts, tokens, -1).tolist()
+        return self._starts_at
 
     def label_tokens(
         self, label: Callable[[int], str], template: str, hi: int, encoded: Callable[[str], int]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 __all__ = ["DOCUMENT_JOINER", "DocumentLayout", "gold_slot", "gold_slots"]
 
@@ -27,5 +29,27 @@ def gold_slot(depth: float, count: int) -> int:
 def gold_slots(depth: float, count: int, golds: int, rng: random.Random) -> list[int]:
     """Slots of `golds` gold documents: the first at the depth's slot, the others drawn from `rng`."""
     first = gold_slot(depth, count)
-    others = [slot for slot in range(count) if slot != first]
-    return [first, *rng.sample(others, golds - 1)]
+    return [first, *rng.sample(_Others(count, first), golds - 1)]
+
+
+class _Others(Sequence[int]):
+    """The slots `0` to `count - 1` but `first`, in order, without a list of them: `random.sample` reads only
+    its length and the items it draws (a list would make one number per document shown, for one draw)."""
+
+    def __init__(self, count: int, first: int) -> None:
+        self.size, self.first = count, first
+
+    def __len__(self) -> int:
+        return max(0, self.size - 1)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        return i if i < self.first else i + 1
