@@ -284,3 +284,57 @@ def test_blocks_before_a_line_of_dots_rotate(indexes: dict[str, HaystackIndex]) 
     counter = Counter(index)
     assert _rotated(counter, start, end, inserts) == len(inserts), name
     assert counter.count(start, end, inserts) == index.tokenizer.count(assemble(text, start, end, inserts))
+
+
+class _LoopOnly(Counter):
+    """The counter with `_windows`' shortcut for inserts that all rotate turned off: its loop decides each."""
+
+    def _all_rotated(self, *args: object) -> None:
+        return None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["words", "fwe", "english"]),
+    start=st.integers(min_value=0, max_value=60_000),
+    span=st.integers(min_value=200, max_value=8_000),
+    picks=st.lists(st.tuples(st.floats(min_value=0, max_value=1), st.integers(0, 4)), min_size=9, max_size=60),
+    for_offsets=st.booleans(),
+)
+def test_windows_made_at_once_are_the_loops(
+    indexes: dict[str, HaystackIndex],
+    name: str,
+    start: int,
+    span: int,
+    picks: list[tuple[float, int]],
+    for_offsets: bool,
+) -> None:
+    """Where every insert rotates on its own (or with the others at its place), `_windows` makes the windows
+    from the positions at once; they are the windows its loop makes, insert by insert, for any inserts."""
+    index = indexes[name]
+    snap = HAYSTACKS[name][0]
+    start = index.boundaries(snap)[min(start // 40, len(index.boundaries(snap)) - 1)]
+    end = min(start + span, len(index.text))
+    inserts = _inserts(index, snap, start + 1, end - 1, picks)
+    got = Counter(index)._windows(start, end, inserts, for_offsets=for_offsets)
+    assert got == _LoopOnly(index)._windows(start, end, inserts, for_offsets=for_offsets)
+
+
+def test_a_word_list_takes_the_windows_made_at_once(indexes: dict[str, HaystackIndex]) -> None:
+    """The property above is not vacuous: word-list lines put in at line starts, some at one place, take the
+    shortcut, where the classes verified (with tiktoken's encodings, line starts do)."""
+    index = indexes["words"]
+    if "line_start" not in index.safe_classes:
+        pytest.skip("line starts did not verify for this tokenizer on the word list")
+    bounds = [q for q in index.boundaries("line") if 100 < q < 20_000]
+    lines = HAYSTACKS["words"][1][:2]
+    inserts = [Insert(bounds[3 * k + 1], lines[k % 2]) for k in range(40)] + [Insert(bounds[10], "plover\n")]
+    inserts.sort(key=lambda i: i.pos)
+    counter = Counter(index)
+    assert counter._all_rotated(inserts, 0, bounds[0], index.safe.index(bounds[0]), 30_000) is not None
+    assert counter._windows(0, 30_000, inserts) == _LoopOnly(index)._windows(0, 30_000, inserts)
+    # a line that begins with no letter or digit, after another at its place: that joint is no class point, so
+    # the loop keeps a seam window there, and the shortcut stands aside
+    dashed = sorted([*inserts, Insert(bounds[10], "-dash\n")], key=lambda i: i.pos)
+    assert counter._all_rotated(dashed, 0, bounds[0], index.safe.index(bounds[0]), 30_000) is None
+    assert counter._windows(0, 30_000, dashed) == _LoopOnly(index)._windows(0, 30_000, dashed)

@@ -417,6 +417,13 @@ class Counter:
         rotated = ""  # the text of the current window when it is a rotated insert
         n = len(inserts)
         done = 0  # inserts before this one were rotated together with an earlier one
+        if rotate and n > 8 and b_at < n_safe and b < end:
+            fast = self._all_rotated(inserts, start, b, b_at, end)
+            if fast is not None:  # the windows the loop below makes for such inserts, made at once
+                out, gaps, ats = fast
+                a = b = inserts[-1].pos
+                first, gap, b_at, done = n - 1, gaps[-1], ats[-1], n
+                rotated = inserts[-1].text
         for k, ins in enumerate(inserts):
             if k < done:
                 continue
@@ -466,6 +473,49 @@ class Counter:
             out.append((a, b, first, n, gap, rotated))
             out.append((left, end, n, n, safe_tok[i] - safe_tok[b_at], ""))
         return out
+
+    def _all_rotated(
+        self, inserts: list[Insert], start: int, b: int, b_at: int, end: int
+    ) -> tuple[list[Window], list[int], list[int]] | None:
+        """`_windows`' windows, but for its last, when every insert is at a safe point after `b` (the first
+        window's end from `start`, safe point `b_at`), each position two characters or more after the one
+        before it and before `end`, and the inserts at each read as their own windows (`_rotated` with no tail:
+        every joint before, between and after them is a point of a verified class): a word list's lines
+        (CWE's hundreds). Then the loop's windows follow from the positions alone, with no call per insert;
+        None where any insert is not so (the loop decides then). Also the gap before each insert's window and
+        the safe index of its position."""
+        positions = list(map(_POS, inserts))
+        if positions[0] <= b or positions[0] < 1 or positions[-1] + 2 > end:
+            return None
+        if any(q < p or p < q < p + 2 for p, q in itertools.pairwise(positions)):
+            return None
+        safe, safe_tok = self.index.safe, self.index.safe_tok
+        ats = list(map(bisect.bisect_left, itertools.repeat(safe), positions))
+        if ats[-1] >= len(safe) or any(safe[at] != pos for at, pos in zip(ats, positions, strict=True)):
+            return None
+        hay = self.index.text
+        known = self._joints
+        n = len(inserts)
+        for r, (pos, text) in enumerate(inserts):
+            if not text:
+                return None
+            # the joints `_rotated` checks: before each insert (after the one before it at its place, if any)
+            # and after the last at each place
+            left = inserts[r - 1].text[-1] if r and positions[r - 1] == pos else hay[pos - 1]
+            probes = [left + text[:2]]
+            if r + 1 == n or positions[r + 1] != pos:
+                probes.append(text[-1] + hay[pos : pos + 2])
+            for probe in probes:
+                ok = known.get(probe)
+                if ok is None:
+                    ok = known[probe] = self._patterns()[0].match(probe, 1) is not None
+                if not ok:
+                    return None
+        tokens = [safe_tok[b_at], *map(safe_tok.__getitem__, ats)]
+        gaps = list(map(operator.sub, tokens[1:], tokens[:-1]))
+        out: list[Window] = [(start, b, 0, 0, 0, "")]
+        out += zip(positions, positions, range(n - 1), range(1, n), gaps, map(_TEXT, inserts), strict=False)
+        return out, gaps, ats
 
     def _rotated(self, run: list[Insert], s: int, following: int, end: int) -> list[str] | None:
         """The texts of a run of inserts at one position read from safe point `s` (at or before it) on, when
@@ -1109,7 +1159,7 @@ def _place_on_boundaries(
                 end = _text_end(text, bounds[lo_j], begin)
                 learn(False, end, target - gap)
                 if gap == 0:
-                    context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
+                    context_tokens = target - counter.frame_delta(begin, end, inserts, prefix, suffix)
                     placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
                     if judge(placed):
                         return placed
@@ -1287,7 +1337,8 @@ def _end_with_deepest(
     end, inserts = layout(lo)
     if got != target:
         return _Short(target - got, begin, end, inserts, lo, stem, shared)
-    context_tokens = target if not (prefix or suffix) else counter.count(begin, end, inserts)
+    # the count without the frame: the exact count less what the frame adds at the context's two edges
+    context_tokens = target - counter.frame_delta(begin, end, inserts, prefix, suffix)
     return _measure(counter, index.text, begin, end, inserts, needles, order, target, context_tokens)
 
 
