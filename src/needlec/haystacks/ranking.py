@@ -80,7 +80,7 @@ class PassageRanker:
     # of labelled passages (the `passages` layout's)
     counts: dict[int, int] = field(default_factory=dict)
     piece_counts: dict[str, int] = field(default_factory=dict)
-    rest_counts: dict[tuple[str, bool, bool], int] = field(default_factory=dict)  # by passage (`PieceMeasure.labelled`)
+    rest_counts: dict[tuple[bool, bool], dict[str, int]] = field(default_factory=dict)  # `PieceMeasure.labelled`
     edge_checks: dict[str, tuple[bool, bool]] = field(default_factory=dict)  # by passage (`PieceMeasure.labelled`)
     vectors: Any = None  # unit rows, one per passage, computed on first use
     rankings: dict[tuple[str, tuple[str, ...]], Ranking] = field(default_factory=dict)

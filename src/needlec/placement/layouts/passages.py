@@ -20,11 +20,13 @@ counted as the sum of its labelled passages (memoised), and every cut those sums
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
+import operator
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
@@ -457,7 +459,7 @@ class PieceMeasure:
     memo: dict[str, int]
     filler: str = ""  # a long pad of it counts its middle repeats at the filler's own rate, when that is even
     pieces_ok: bool = True  # False once the piece sums missed a whole count: count this context whole
-    rests: dict[tuple[str, bool, bool], int] = field(default_factory=dict, kw_only=True)  # see `labelled`
+    rests: dict[tuple[bool, bool], dict[str, int]] = field(default_factory=dict, kw_only=True)  # `labelled`
     edges: dict[str, tuple[bool, bool]] = field(default_factory=dict, kw_only=True)  # see `labelled`
     _kept: tuple[list[str], list[int], list[int], list[bool] | None] | None = field(default=None, repr=False)
 
@@ -622,35 +624,47 @@ class PieceMeasure:
         with the joiner after it but the last. Their counts, label cuts and the outcome of `_joint` at each
         cut before a label are kept for `_parts` and `holds`, as they would find them, but by the passages
         themselves (a passage's count after its label in `rests`, its ends' checks in `edges`): a ranker's
-        passages are the same strings across items, so a lookup hashes nothing."""
-        last = len(blocks) - 1
-        rests, memoised = self.rests, self._memoised
-        if max(len(rests), len(self.edges)) >= 100_000:
+        passages are the same strings across items, so a lookup hashes nothing, and the lookups go a list
+        at a time."""
+        n = len(blocks)
+        if not n:
+            self._kept = ([], [], [], [])
+            return []
+        rests, edges, memo = self.rests, self.edges, self.memo
+        if max(len(rests), len(edges)) >= 100_000:
             rests.clear()
-            self.edges.clear()
-        pieces: list[str] = []
-        counts: list[int] = []
-        cuts: list[int] = []
-        joints = [False] * len(blocks)
+            edges.clear()
+        joiners = [PASSAGE_JOINER] * (n - 1) + [""]
+        labels, numbers = _label_parts(n) if numbered else ([""] * n, [""] * n)
+        pieces = list(map(operator.add, map(operator.add, labels[:n], blocks), joiners))
+        # each passage's count after its label (with the joiner after it, but the last), by the passage
+        middle, final = rests.setdefault((numbered, False), {}), rests.setdefault((numbered, True), {})
+        found = [*map(middle.get, blocks[:-1]), final.get(blocks[-1])]
+        space = " " if numbered else ""
+        for i in [i for i, got in enumerate(found) if got is None]:
+            kept = middle if i < n - 1 else final
+            found[i] = kept[blocks[i]] = self._memoised(space + blocks[i] + joiners[i])
+        rest = cast(list[int], found)  # every None filled above
+        joints = [False] * n
+        if not numbered:
+            self._kept = (pieces, rest, [0] * n, joints)
+            return pieces
+        numbers = numbers[:n]
+        number_tokens = list(map(memo.get, numbers))
+        if None in number_tokens:
+            number_tokens = list(map(self._memoised, numbers))
+        counts = list(map(operator.add, number_tokens, rest))
+        cuts = list(map(len, numbers))
+        ends = list(map(edges.get, blocks))
         for i, block in enumerate(blocks):
-            label = _label(i, numbered)
-            joiner = PASSAGE_JOINER if i < last else ""
-            cut = len(label) - 1 if label else 0
-            key = (block, bool(cut), i == last)
-            rest = rests.get(key)
-            if rest is None:
-                rest = rests[key] = memoised(label[cut:] + block + joiner)
-            piece = label + block + joiner
-            pieces.append(piece)
-            counts.append(memoised(label[:cut]) + rest if cut else rest)
-            cuts.append(cut)
-            if cut and i:
-                before = blocks[i - 1]
-                if min(len(before), len(block)) >= JOINT_CHARS:  # `_joint`'s slices hold passage text alone
-                    edge = self.edges.get(before) or self._edges(before), self.edges.get(block) or self._edges(block)
-                    joints[i] = edge[0][0] and edge[1][1] and self._number_ok(label[:cut])
-                else:
-                    joints[i] = self._joint(pieces[i - 1], piece, cut)
+            if ends[i] is None and len(block) >= JOINT_CHARS:
+                ends[i] = self._edges(block)
+        for i in range(1, n):
+            before, after = ends[i - 1], ends[i]
+            if before is not None and after is not None:  # both passages at least `JOINT_CHARS` long
+                joints[i] = before[0] and after[1] and self._number_ok(numbers[i])
+            else:  # `_joint`'s slices reach the label next to a short passage: checked on the pieces
+                joints[i] = self._joint(pieces[i - 1], pieces[i], cuts[i])
         self._kept = (pieces, counts, cuts, joints)
         return pieces
 
@@ -695,6 +709,17 @@ def _number_end(piece: str) -> int:
         if close > 1 and piece[1:close].isdigit():
             return close + 1
     return 0
+
+
+@functools.lru_cache(maxsize=8)
+def _label_block(size: int) -> tuple[list[str], list[str]]:
+    return [f"[{i}] " for i in range(size)], [f"[{i}]" for i in range(size)]
+
+
+def _label_parts(n: int) -> tuple[list[str], list[str]]:
+    """The labels `[i] ` of passages 0 to at least `n - 1` and their number parts `[i]`, the same string
+    objects for every context (their hashes kept): lists of a power of two of them, shared."""
+    return _label_block(1 << max(6, (n - 1).bit_length()))
 
 
 def _label(i: int, numbered: bool) -> str:
