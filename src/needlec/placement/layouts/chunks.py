@@ -36,7 +36,7 @@ from needlec.errors import ContractError
 from needlec.haystacks.retrieval import BM25
 from needlec.placement.engine import Insert, Placement
 from needlec.placement.layouts.passages import PassageTable, pad_to
-from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot
+from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot, label_list, labels_of
 from needlec.util.absence import Absence
 
 if TYPE_CHECKING:
@@ -68,6 +68,17 @@ class ChunkTable:
     retriever: BM25 | None = None
     pieces_ok: bool | None = None  # whether piece sums matched a whole count on this view
     _joined: tuple[Absence, list[int]] | None = None  # the casefolded chunks joined by NUL, and where each starts
+    _with_joiner: list[int] | None = None  # `joined_tokens` (-1: not counted yet)
+
+    def joined_tokens(self, c: int, encoded: Callable[[str], int]) -> int:
+        """Tokens of chunk c with the joiner between shown documents after it (`encoded`, once per chunk): kept by
+        the chunk's number, so a context of hundreds of chunks looks them up without hashing their texts."""
+        if self._with_joiner is None:
+            self._with_joiner = [-1] * len(self.texts)
+        got = self._with_joiner[c]
+        if got < 0:
+            got = self._with_joiner[c] = encoded(self.texts[c] + DOCUMENT_JOINER)
+        return got
 
     def bm25(self) -> BM25:
         if self.retriever is None:
@@ -214,8 +225,10 @@ def place_chunks(
     enc = view.counter.encoded
     base = layout.index_base
 
+    numbered = labels_of(layout.label)
+
     def label(slot: int) -> str:
-        return layout.label.format(index=slot + base)
+        return numbered(slot + base)
 
     # how many distractors: fixed, or as many as fit (each costs its label, its text and a joiner)
     frame = enc(prefix) + enc(suffix) + 2  # a little room for the seams
@@ -277,22 +290,30 @@ def _assemble(
     slot = gold_slot(depth, count)
     order: list[int | None] = [*shown[:slot], None, *shown[slot:]]  # None: the gold chunk
     head, tail = gold_parts
+    enc = view.counter.encoded
+    labels = label_list(layout.label, count + layout.index_base)
     pieces: list[str] = []
+    counts: list[int] = []  # each piece's tokens, as `enc` gives them
     gold_piece = -1
     for i, c in enumerate(order):
-        joiner = "" if i == count - 1 else DOCUMENT_JOINER
-        pieces.append(layout.label.format(index=i + layout.index_base))
+        last = i == count - 1
+        joiner = "" if last else DOCUMENT_JOINER
+        label = labels[i + layout.index_base]
+        pieces.append(label)
+        counts.append(enc(label))
         if c is None:
             if head:
                 pieces.append(head)
+                counts.append(enc(head))
             gold_piece = len(pieces)
             pieces.append(tail + joiner)
+            counts.append(enc(pieces[-1]))
         else:
             pieces.append(table.texts[c] + joiner)
-    enc = view.counter.encoded
+            counts.append(table.tokens[c] if last else table.joined_tokens(c, enc))
     whole = view.index.tokenizer.count
     body = "".join(pieces)
-    middle = sum(enc(p) for p in pieces[1:-1])
+    middle = sum(counts[1:-1])
 
     def by_pieces(pad: str) -> int:
         return enc(prefix + pieces[0]) + middle + enc(pieces[-1] + pad + suffix)
@@ -309,8 +330,8 @@ def _assemble(
     context = body + pad
     chars = len("".join(pieces[:gold_piece]))
     if table.pieces_ok:
-        before = sum(enc(p) for p in pieces[:gold_piece])
-        context_tokens = sum(enc(p) for p in pieces[:-1]) + enc(pieces[-1] + pad)
+        before = sum(counts[:gold_piece])
+        context_tokens = sum(counts[:-1]) + enc(pieces[-1] + pad)
     else:
         before = whole(context[:chars])
         context_tokens = whole(context)

@@ -19,11 +19,10 @@ labels, gold documents and padding inserted, so only the seams around those inse
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import operator
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,14 @@ from needlec.placement.engine import Counter, Insert, Placement, inserts_at
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
 from needlec.placement.layouts.chunks import chunking_of, place_chunks
 from needlec.placement.layouts.passages import PassageTable
-from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot, gold_slots
+from needlec.placement.layouts.slots import (
+    DOCUMENT_JOINER,
+    DocumentLayout,
+    gold_slot,
+    gold_slots,
+    label_list,
+    labels_of,
+)
 
 if TYPE_CHECKING:
     from needlec.placement.view import HaystackView
@@ -145,7 +151,7 @@ def _place_by_pieces(
     total = enc(prefix) + enc(suffix) + 2  # a little room for the joiner before the padding
     total += sum(enc(gold + DOCUMENT_JOINER) + enc(layout.label.format(index=g + base)) for g, gold in enumerate(golds))
     # the most documents whose pieces (and labels, numbered after the gold ones) fit, a block of them at a time
-    labels = _labels(layout.label)
+    labels = labels_of(layout.label)
     k = 0
     while True:
         if first + k >= len(table.spans):
@@ -204,7 +210,7 @@ def _assemble(
     gold_at = {slot: g for g, slot in enumerate(slots)}
     begin = table.spans[s][0]
     end = table.spans[s + k - 1][1] if k else begin
-    labels = _labels(layout.label)
+    labels = labels_of(layout.label)
     base_index = layout.index_base
     enc = counter.encoded
     text = index.text
@@ -223,7 +229,7 @@ def _assemble(
     d = 0  # distractor documents shown so far
     slot = 0
     firsts = table.firsts()
-    shown_labels = _label_list(layout.label, count + base_index)
+    shown_labels = label_list(layout.label, count + base_index)
     for stop in [*sorted(gold_at), count]:
         # the run of distractors up to the next gold slot, each with its label before it, then that gold document
         n_run = stop - slot
@@ -325,30 +331,6 @@ def _assemble(
         "filler": layout.filler if pad else None,
     }
     return placement, info
-
-
-def _label_list(label: str, hi: int) -> list[str]:
-    """The labels numbered 0 to at least `hi - 1`, as `_labels` makes them (the same string objects): a list
-    of a power of two of them, shared across items."""
-    return _label_block(label, 1 << max(6, (hi - 1).bit_length()))
-
-
-@functools.lru_cache(maxsize=16)
-def _label_block(label: str, size: int) -> list[str]:
-    formatted = _labels(label)
-    return [formatted(number) for number in range(size)]
-
-
-@functools.lru_cache(maxsize=16)
-def _labels(label: str) -> Callable[[int], str]:
-    """`label` formatted with a document number, one string per number (shared across items, so the
-    seam counter's memo finds its count by a cached hash)."""
-
-    @functools.lru_cache(maxsize=1 << 16)
-    def formatted(number: int) -> str:
-        return label.format(index=number)
-
-    return formatted
 
 
 class DocumentsLayout:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import overload
 
-__all__ = ["DOCUMENT_JOINER", "DocumentLayout", "gold_slot", "gold_slots"]
+__all__ = ["DOCUMENT_JOINER", "DocumentLayout", "gold_slot", "gold_slots", "label_list", "labels_of"]
 
 DOCUMENT_JOINER = "\n\n"
 
@@ -53,3 +54,27 @@ class _Others(Sequence[int]):
             raise IndexError(i)
         i %= len(self)
         return i if i < self.first else i + 1
+
+
+def label_list(label: str, hi: int) -> list[str]:
+    """The labels numbered 0 to at least `hi - 1`, as `labels_of` makes them (the same string objects): a list
+    of a power of two of them, shared across items."""
+    return _label_block(label, 1 << max(6, (hi - 1).bit_length()))
+
+
+@functools.lru_cache(maxsize=16)
+def _label_block(label: str, size: int) -> list[str]:
+    formatted = labels_of(label)
+    return [formatted(number) for number in range(size)]
+
+
+@functools.lru_cache(maxsize=16)
+def labels_of(label: str) -> Callable[[int], str]:
+    """`label` formatted with a document number, one string per number (shared across items, so the
+    seam counter's memo finds its count by a cached hash)."""
+
+    @functools.lru_cache(maxsize=1 << 16)
+    def formatted(number: int) -> str:
+        return label.format(index=number)
+
+    return formatted
