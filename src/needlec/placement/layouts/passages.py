@@ -20,7 +20,6 @@ counted as the sum of its labelled passages (memoised), and every cut those sums
 from __future__ import annotations
 
 import bisect
-import functools
 import hashlib
 import operator
 import random
@@ -33,6 +32,7 @@ from needlec.haystacks.index import HaystackIndex
 from needlec.haystacks.passages import PASSAGE_JOINER
 from needlec.placement.engine import Counter, Insert, Placement
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
+from needlec.placement.layouts.slots import label_list
 from needlec.util.absence import Absence
 
 if TYPE_CHECKING:
@@ -459,7 +459,7 @@ class PieceMeasure:
     memo: dict[str, int]
     filler: str = ""  # a long pad of it counts its middle repeats at the filler's own rate, when that is even
     pieces_ok: bool = True  # False once the piece sums missed a whole count: count this context whole
-    rests: dict[tuple[bool, bool], dict[str, int]] = field(default_factory=dict, kw_only=True)  # `labelled`
+    rests: dict[tuple[bool, bool], dict[str, int]] = field(default_factory=dict, kw_only=True)  # see `labelled`
     edges: dict[str, tuple[bool, bool]] = field(default_factory=dict, kw_only=True)  # see `labelled`
     _kept: tuple[list[str], list[int], list[int], list[bool] | None] | None = field(default=None, repr=False)
 
@@ -635,7 +635,8 @@ class PieceMeasure:
             rests.clear()
             edges.clear()
         joiners = [PASSAGE_JOINER] * (n - 1) + [""]
-        labels, numbers = _label_parts(n) if numbered else ([""] * n, [""] * n)
+        # the labels `[i] ` and their numbers `[i]`, the same strings in every context (their hashes kept)
+        labels, numbers = (label_list("[{index}] ", n), label_list("[{index}]", n)) if numbered else ([""] * n,) * 2
         pieces = list(map(operator.add, map(operator.add, labels[:n], blocks), joiners))
         # each passage's count after its label (with the joiner after it, but the last), by the passage
         middle, final = rests.setdefault((numbered, False), {}), rests.setdefault((numbered, True), {})
@@ -709,17 +710,6 @@ def _number_end(piece: str) -> int:
         if close > 1 and piece[1:close].isdigit():
             return close + 1
     return 0
-
-
-@functools.lru_cache(maxsize=8)
-def _label_block(size: int) -> tuple[list[str], list[str]]:
-    return [f"[{i}] " for i in range(size)], [f"[{i}]" for i in range(size)]
-
-
-def _label_parts(n: int) -> tuple[list[str], list[str]]:
-    """The labels `[i] ` of passages 0 to at least `n - 1` and their number parts `[i]`, the same string
-    objects for every context (their hashes kept): lists of a power of two of them, shared."""
-    return _label_block(1 << max(6, (n - 1).bit_length()))
 
 
 def _label(i: int, numbered: bool) -> str:
