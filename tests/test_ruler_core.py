@@ -66,6 +66,20 @@ def test_shuffled_sorts_by_little_endian_64_bit_keys_ties_first_come(size: int) 
         assert shuffled(random.Random(seed), items) == expected
 
 
+def test_shuffled_keeps_items_with_equal_keys_in_their_first_order() -> None:
+    """Equal keys, which a real generator gives about once in 2^64 pairs and so never here, keep their items'
+    first order. A generator whose `randbytes` hands out a few keys over and over stands in for that case
+    (a test double: no real seed yields it); tuples, which numpy would unpack, come back as they were."""
+
+    class FewKeys(random.Random):
+        def randbytes(self, n: int) -> bytes:
+            return b"".join((k % 3).to_bytes(8, "little") for k in range(n // 8))
+
+    items = [("item", i) for i in range(10)]
+    keys = [k % 3 for k in range(10)]
+    assert shuffled(FewKeys(0), items) == [items[i] for i in sorted(range(10), key=lambda i: (keys[i], i))]
+
+
 @pytest.mark.parametrize("count", [0, 1, 6, 600, 15_726])
 def test_random_letters_are_the_letters_choices_draws(count: int) -> None:
     """`random_letters` against the standard library itself: the same letters as `choices`, and the rng

@@ -126,7 +126,12 @@ def shuffled(rng: random.Random, items: Sequence[T]) -> list[T]:
     import numpy as np
 
     keys = np.frombuffer(rng.randbytes(8 * len(items)), dtype="<u8")
-    return [items[i] for i in np.argsort(keys, kind="stable").tolist()]
+    order = np.argsort(keys)  # a quicksort: the stable order wherever no two keys are equal
+    ranked = keys[order]
+    if len(keys) > 1 and bool((ranked[1:] == ranked[:-1]).any()):
+        order = np.argsort(keys, kind="stable")  # equal keys: the earlier item first
+    picked = np.fromiter(items, dtype=object, count=len(items))  # the items as they are, tuples included
+    return picked[order].tolist()  # type: ignore[no-any-return]
 
 
 def join_english(parts: Sequence[str], conjunction: str = "and") -> str:

@@ -193,7 +193,8 @@ def generate_frequent_words(
 
     vocab = pool.draw_all(make_many, vocab_size, "coded word")
     vocab[: spec.num_noise] = [spec.noise_token] * spec.num_noise
-    sequence = shuffled(rng, [word for word, count in zip(vocab, counts, strict=True) for _ in range(count)])
+    stream = itertools.chain.from_iterable(itertools.repeat(w, n) for w, n in zip(vocab, counts, strict=True))
+    sequence = shuffled(rng, list(stream))
     answers = vocab[spec.num_noise : spec.num_noise + spec.num_answers]
     tally: dict[str, int] = {}
     for word, count in zip(vocab, counts, strict=True):
