@@ -13,6 +13,7 @@ from needlec.placement.engine import (
     MARGIN_TOKENS,
     Counter,
     Insert,
+    InsertColumns,
     _last_at_most,
     _snap_all,
     _snap_vector,
@@ -392,3 +393,38 @@ def test_every_class_point_has_an_anchor_beside_it() -> None:
                 assert CLASS_ANCHOR.search(text, max(0, at - 1), at + 1), (name, text, at)
                 points += 1
     assert points > 1000  # the texts hold points of the classes
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet="abc \n", min_size=0, max_size=60),
+    window=st.tuples(st.integers(0, 60), st.integers(0, 60)),
+    drawn=st.lists(st.tuples(st.integers(0, 60), st.text(alphabet="XY|", max_size=4), st.booleans()), max_size=8),
+)
+def test_inserts_held_as_columns_read_and_assemble_as_records(
+    text: str, window: tuple[int, int], drawn: list[tuple[int, str, bool]]
+) -> None:
+    """`InsertColumns` is the sequence of its records, sliced, compared and assembled as they are; the context
+    is built here the slow way: every character of the window, with the inserts at its place before it. Most
+    inserts fall inside the window (`assemble` slices those without a loop), some anywhere in the text."""
+    start, end = sorted((min(window[0], len(text)), min(window[1], len(text))))
+    inside = [(start + pos % (end - start + 1) if keep else pos, t) for pos, t, keep in drawn]
+    raw = sorted(inside, key=lambda pair: pair[0])  # the layouts give inserts in position order
+    records = tuple(Insert(pos, t) for pos, t in raw)
+    columns = InsertColumns([pos for pos, _ in raw], [t for _, t in raw])
+    assert list(columns) == list(records)
+    assert len(columns) == len(records)
+    assert columns == records and records == tuple(columns)
+    assert all(columns[i] == records[i] for i in range(len(records)))
+    assert list(columns[1:3]) == list(records[1:3])
+    expected = []
+    for at in range(start, end + 1):
+        expected += [t for pos, t in raw if pos == at]
+        if at < end:
+            expected.append(text[at])
+    assert assemble(text, start, end, columns) == "".join(expected) == assemble(text, start, end, records)
+
+
+def test_insert_columns_refuse_lists_of_unequal_length() -> None:
+    with pytest.raises(ValueError, match="2 positions for 1 insert texts"):
+        InsertColumns([1, 2], ["a"])

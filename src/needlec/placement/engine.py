@@ -13,9 +13,9 @@ import bisect
 import itertools
 import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import CLASS_ANCHOR, LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
@@ -68,10 +68,44 @@ class Insert(NamedTuple):
     text: str
 
 
-def inserts_at(positions: Iterable[int], texts: Iterable[str]) -> list[Insert]:
-    """`Insert`s of `texts` at `positions`, pairwise: the records `map(Insert, positions, texts)` makes, built by
-    the tuple constructor itself rather than a Python call per record (half the time for thousands)."""
-    return list(map(tuple.__new__, itertools.repeat(Insert), zip(positions, texts, strict=True)))
+class InsertColumns(Sequence[Insert]):
+    """Inserts kept as two lists, their positions and their texts, read as a sequence of `Insert`s. A
+    documents context has thousands of label inserts: they are assembled from the two lists, and a record
+    is made only where one is read (by the tuple constructor itself, without a Python call per record)."""
+
+    __slots__ = ("positions", "texts")
+
+    def __init__(self, positions: list[int], texts: list[str]) -> None:
+        if len(positions) != len(texts):
+            raise ValueError(f"{len(positions)} positions for {len(texts)} insert texts")
+        self.positions = positions
+        self.texts = texts
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    @overload
+    def __getitem__(self, i: int) -> Insert: ...
+    @overload
+    def __getitem__(self, i: slice) -> InsertColumns: ...
+    def __getitem__(self, i: int | slice) -> Insert | InsertColumns:
+        if isinstance(i, slice):
+            return InsertColumns(self.positions[i], self.texts[i])
+        return Insert(self.positions[i], self.texts[i])
+
+    def __iter__(self) -> Iterator[Insert]:
+        return map(tuple.__new__, itertools.repeat(Insert), zip(self.positions, self.texts, strict=True))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(map(operator.eq, self, other))
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"InsertColumns({len(self)} inserts)"
 
 
 @dataclass(frozen=True)
@@ -95,7 +129,7 @@ class Placement:
 
     start: int
     end: int
-    inserts: tuple[Insert, ...]
+    inserts: tuple[Insert, ...] | InsertColumns
     total_tokens: int  # count of prefix + context + suffix, the solved quantity
     context_tokens: int
     needle_tokens: tuple[int, ...]  # token offset of each needle inside the context
@@ -110,14 +144,16 @@ class Placement:
         return tuple(round(100.0 * t / self.context_tokens, 4) for t in self.needle_tokens)
 
 
-def assemble(text: str, start: int, end: int, inserts: tuple[Insert, ...] | list[Insert]) -> str:
+def assemble(text: str, start: int, end: int, inserts: Sequence[Insert]) -> str:
     """The haystack from `start` to `end` with the inserts put in at their positions (those outside it left out)."""
     if not inserts:
         return text[start:end]
-    cuts = [start, *map(_POS, inserts)]
+    columns = isinstance(inserts, InsertColumns)
+    cuts = [start, *(inserts.positions if columns else map(_POS, inserts))]  # type: ignore[attr-defined]
     if min(cuts) >= start and max(cuts) <= end:  # every insert inside: the same pieces, sliced without a loop
         hay = list(map(text.__getitem__, map(slice, cuts, cuts[1:])))
-        return "".join(itertools.chain.from_iterable(zip(hay, map(_TEXT, inserts), strict=True))) + text[cuts[-1] : end]
+        texts = inserts.texts if columns else map(_TEXT, inserts)  # type: ignore[attr-defined]
+        return "".join(itertools.chain.from_iterable(zip(hay, texts, strict=True))) + text[cuts[-1] : end]
     pieces: list[str] = []
     cursor = start
     for ins in inserts:

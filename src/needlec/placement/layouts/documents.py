@@ -22,13 +22,13 @@ import bisect
 import itertools
 import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
-from needlec.placement.engine import Counter, Insert, Placement, inserts_at
+from needlec.placement.engine import Counter, Insert, InsertColumns, Placement
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
 from needlec.placement.layouts.chunks import chunking_of, place_chunks
 from needlec.placement.layouts.passages import PassageTable
@@ -181,6 +181,22 @@ def _place_by_pieces(
     return result
 
 
+def _sums_ahead(
+    values: Sequence[Any],
+    marks: Iterable[int],
+    size: Callable[[Any], int] | None = None,
+) -> dict[int, int]:
+    """For each mark m, the sum of `values[:m]` (of their `size`s, when given), each stretch summed once."""
+    out: dict[int, int] = {}
+    total = last = 0
+    for m in sorted(marks):
+        stretch = values[last:m]
+        total += sum(stretch if size is None else map(size, stretch))
+        out[m] = total
+        last = m
+    return out
+
+
 def _check_distractors(index: HaystackIndex, table: PassageTable, first: int, k: int, forbidden: Sequence[str]) -> None:
     """Refuse a window whose distractor documents contain an answer alias or a gold entity's name."""
     folded, offsets = table.folded(index.text)
@@ -217,7 +233,9 @@ def _assemble(
     spans = table.spans
     label_costs = table.label_tokens(labels, layout.label, count + base_index, enc)
     doc_costs = table.piece_tokens(s, s + k, text, DOCUMENT_JOINER, enc, index)
-    inserts: list[Insert] = []
+    # the inserts as two lists (`InsertColumns`): a label per document, thousands per long context
+    positions: list[int] = []
+    texts: list[str] = []
     gold_insert: dict[int, int] = {}  # gold index -> index of its insert (its label is the insert before)
     # Counting by pieces: every document (or gold) shown with the joiner after it is one piece and every
     # label another, each counted once and memoised; tokens do not cross a label's edges (a label starts
@@ -233,7 +251,8 @@ def _assemble(
     for stop in [*sorted(gold_at), count]:
         # the run of distractors up to the next gold slot, each with its label before it, then that gold document
         n_run = stop - slot
-        inserts += inserts_at(firsts[s + d : s + d + n_run], shown_labels[slot + base_index : stop + base_index])
+        positions += firsts[s + d : s + d + n_run]
+        texts += shown_labels[slot + base_index : stop + base_index]
         run_costs = [0] * (2 * n_run)
         run_costs[0::2] = label_costs[slot + base_index : stop + base_index]
         run_costs[1::2] = doc_costs[d : d + n_run]
@@ -245,15 +264,11 @@ def _assemble(
         g = gold_at[stop]
         gold = golds[g]
         label = labels(stop + base_index)
-        if d < k:
-            pos = spans[s + d][0]
-            inserts.append(Insert(pos, label))
-            gold_insert[g] = len(inserts)
-            inserts.append(Insert(pos, gold + DOCUMENT_JOINER))
-        else:
-            inserts.append(Insert(end, (DOCUMENT_JOINER if stop else "") + label))
-            gold_insert[g] = len(inserts)
-            inserts.append(Insert(end, gold))
+        pos = spans[s + d][0] if d < k else end
+        positions += (pos, pos)
+        texts.append(label if d < k else (DOCUMENT_JOINER if stop else "") + label)
+        gold_insert[g] = len(texts)
+        texts.append(gold + DOCUMENT_JOINER if d < k else gold)
         costs.append(label_costs[stop + base_index])
         gold_piece[g] = len(costs)
         last = stop == count - 1
@@ -272,14 +287,16 @@ def _assemble(
     middle = sum(costs[1:-1])
     by_pieces = table.blocks_ok is not False
 
+    inserts = InsertColumns(positions, texts)
+
     def measure(pad: str) -> int:
         if not by_pieces:
             extra = [Insert(end, pad)] if pad else []
-            return counter.count(begin, end, inserts + extra, prefix, suffix)
+            return counter.count(begin, end, [*inserts, *extra], prefix, suffix)
         return enc(prefix + pieces[0]) + middle + enc(pieces[-1] + pad + suffix)
 
     if by_pieces and table.blocks_ok is None:
-        table.blocks_ok = measure("") == counter.count(begin, end, inserts, prefix, suffix)
+        table.blocks_ok = measure("") == counter.count(begin, end, list(inserts), prefix, suffix)
         by_pieces = table.blocks_ok
     base = measure("")
     if base > target:
@@ -300,23 +317,25 @@ def _assemble(
         else:
             return None
     if pad:
-        inserts.append(Insert(end, pad))
+        positions.append(end)
+        texts.append(pad)
     if by_pieces:
         context_tokens = sum(costs[:-1]) + enc(pieces[-1] + pad)
-        before = list(itertools.accumulate(costs, initial=0))  # before[i]: tokens of the pieces ahead of piece i
+        before = _sums_ahead(costs, gold_piece.values())  # the tokens of the pieces ahead of each gold piece
         needle_tokens = tuple(before[gold_piece[g]] for g in range(len(golds)))
     else:
-        offsets = counter.offsets(begin, end, inserts)
-        context_tokens = counter.count(begin, end, inserts)
+        listed = list(inserts)
+        offsets = counter.offsets(begin, end, listed)
+        context_tokens = counter.count(begin, end, listed)
         needle_tokens = tuple(offsets[gold_insert[g]] for g in range(len(golds)))
     # each gold document's character offset: the haystack from `begin` to its position and every insert
     # ahead of it (the inserts are in position order)
-    shown = list(itertools.accumulate(map(len, map(operator.attrgetter("text"), inserts)), initial=0))
-    chars = [inserts[i].pos - begin + shown[i] for i in (gold_insert[g] for g in range(len(golds)))]
+    shown = _sums_ahead(texts, gold_insert.values(), len)
+    chars = [positions[i] - begin + shown[i] for i in (gold_insert[g] for g in range(len(golds)))]
     placement = Placement(
         start=begin,
         end=end,
-        inserts=tuple(inserts),
+        inserts=inserts,
         total_tokens=target,
         context_tokens=context_tokens,
         needle_tokens=needle_tokens,
