@@ -29,13 +29,14 @@ import bisect
 import itertools
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from needlec.errors import ContractError
+from needlec.haystacks.passages import PASSAGE_JOINER
 from needlec.haystacks.retrieval import BM25
 from needlec.placement.engine import Insert, Placement
-from needlec.placement.layouts.passages import PassageTable, pad_to
+from needlec.placement.layouts.passages import PassageTable, TailMeasure, pad_to
 from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot, label_list, labels_of
 from needlec.util.absence import Absence
 
@@ -69,6 +70,14 @@ class ChunkTable:
     pieces_ok: bool | None = None  # whether piece sums matched a whole count on this view
     _joined: tuple[Absence, list[int]] | None = None  # the casefolded chunks joined by NUL, and where each starts
     _with_joiner: list[int] | None = None  # `joined_tokens` (-1: not counted yet)
+    _tails: dict[str, TailMeasure] = field(default_factory=dict)  # per filler: the last chunk with the pad
+
+    def tail_measure(self, view: HaystackView, filler: str) -> TailMeasure:
+        """The measure of a context's last chunk with the pad and suffix after it, kept per filler."""
+        got = self._tails.get(filler)
+        if got is None:
+            got = self._tails[filler] = TailMeasure(view.counter.encoded, view.index.tokenizer.count, filler)
+        return got
 
     def joined_tokens(self, c: int, encoded: Callable[[str], int]) -> int:
         """Tokens of chunk c with the joiner between shown documents after it (`encoded`, once per chunk): kept by
@@ -315,8 +324,14 @@ def _assemble(
     body = "".join(pieces)
     middle = sum(counts[1:-1])
 
+    # the last piece is counted on its own (a chunk's count is the table's), the pad and suffix after it
+    tails = table.tail_measure(view, layout.filler)
+    last_tokens = counts[-1]
+    final = order[-1]
+    joined = table.joined_tokens(final, enc) if final is not None and PASSAGE_JOINER == DOCUMENT_JOINER else None
+
     def by_pieces(pad: str) -> int:
-        return enc(prefix + pieces[0]) + middle + enc(pieces[-1] + pad + suffix)
+        return enc(prefix + pieces[0]) + middle + tails.after(pieces[-1], last_tokens, pad, suffix, joined)
 
     def by_whole(pad: str) -> int:
         return whole(prefix + body + pad + suffix)
@@ -331,7 +346,7 @@ def _assemble(
     chars = len("".join(pieces[:gold_piece]))
     if table.pieces_ok:
         before = sum(counts[:gold_piece])
-        context_tokens = sum(counts[:-1]) + enc(pieces[-1] + pad)
+        context_tokens = sum(counts[:-1]) + tails.after(pieces[-1], last_tokens, pad, "", joined)
     else:
         before = whole(context[:chars])
         context_tokens = whole(context)
@@ -349,7 +364,7 @@ def _assemble(
         "count": count,
         "gold_index": [slot + layout.index_base],
         "gold_slot": [slot],
-        "filler_tokens": view.index.tokenizer.count(pad) if pad else 0,
+        "filler_tokens": (tails.padded(pad) if table.pieces_ok else whole(pad)) if pad else 0,
         "filler": layout.filler if pad else None,
         "chunk_tokens": chunking.chunk_tokens,
         "order": chunking.order,

@@ -47,6 +47,8 @@ LABEL_PROBE = "[0] "
 """The label a passage's ends are checked against (`PieceMeasure._joint`)."""
 PAD_EDGE = 16
 """Filler repeats of a long pad counted with the text on either side; those between go by the filler's rate."""
+LONG_PAD = 512
+"""Characters from which a pad (with what follows it) is encoded without being memoised (`TailMeasure`)."""
 
 
 @dataclass
@@ -321,6 +323,84 @@ def pad_to(nonempty: bool, filler: str, target: int, measure: Callable[[str], in
             return pad
         n += target - got
     return None
+
+
+@dataclass
+class TailMeasure:
+    """Tokens of a context's last piece with the pad and the prompt's suffix after it, from the piece's own
+    count: the piece is not encoded again for every pad the search tries. `after(last, n, right)` is `n` plus
+    the tokens of `right` where `last + right` counts as its two sides do, checked on `JOINT_CHARS` characters
+    either side of the cut (as `PieceMeasure` checks its cuts); a long pad of filler repeats that count evenly
+    is counted by its edges and the filler's rate between them, its cuts checked the same way. Where a check
+    fails, the text is encoded whole. Counts and check results are memoised by their texts alone, so an
+    item's bytes never depend on the items built before it."""
+
+    encoded: Callable[[str], int]  # a memoised count
+    count: Callable[[str], int]  # an unmemoised count (for texts that rarely recur)
+    filler: str
+    _checks: dict[str, bool] = field(default_factory=dict, repr=False)
+    _rate: int | None = field(default=None, repr=False)
+
+    def apart(self, left: str, right: str) -> bool:
+        """Whether `left + right` counts as `left` and `right` do apart, on `JOINT_CHARS` characters either side.
+        False without a check where a side is one run of a kind of character (spaces, letters and digits, or
+        other marks: a run of blank lines or dots is one piece to a tokenizer, reaching past what the check
+        sees)."""
+        a, b = left[-JOINT_CHARS:], right[:JOINT_CHARS]
+        key = f"{a}\0{b}"
+        got = self._checks.get(key)
+        if got is None:
+            if len(self._checks) >= 100_000:
+                self._checks.clear()
+            mixed = _mixed(a) and _mixed(b)
+            got = self._checks[key] = mixed and self.encoded(a + b) == self.encoded(a) + self.encoded(b)
+        return got
+
+    def rate(self) -> int:
+        """Tokens per filler repeat when repeats count evenly (64 and 65 repeats give 64 and 65 times one),
+        else 0."""
+        if self._rate is None:
+            one = self.count(self.filler) if self.filler else 0
+            even = one > 0 and all(self.count(self.filler * n) == n * one for n in (64, 65))
+            self._rate = one if even else 0
+        return self._rate
+
+    def after(self, last: str, last_tokens: int, pad: str, suffix: str = "", joined: int | None = None) -> int:
+        """Tokens of `last + pad + suffix`, given `last_tokens`, the tokens of `last` alone, and `joined`, those
+        of `last` with the blank line after it, where known. The cut is checked where `last` ends; where the
+        text merges there (a sentence's full stop and the blank line can be one token), after the pad's blank
+        line, with `last` and the blank line counted together."""
+        right = pad + suffix
+        if not right:
+            return last_tokens
+        if not last or self.apart(last, right):
+            return last_tokens + self.padded(pad, suffix)
+        if pad.startswith(PASSAGE_JOINER) and len(pad) > len(PASSAGE_JOINER):
+            left, core = last + PASSAGE_JOINER, pad[len(PASSAGE_JOINER) :]
+            if self.apart(left, core + suffix):
+                return (self.encoded(left) if joined is None else joined) + self.padded(core, suffix)
+        return self.count(last + right)
+
+    def padded(self, pad: str, suffix: str = "") -> int:
+        """Tokens of `pad + suffix`, `pad` being `pad_to`'s (a blank line and filler repeats): a long pad's
+        middle repeats by the rate, where the cuts either side of them count apart; else encoded."""
+        filler = self.filler
+        core = pad.removeprefix(PASSAGE_JOINER)
+        repeats = len(core) // len(filler) if filler else 0
+        if repeats <= 4 * PAD_EDGE or core != filler * repeats or not self.rate():
+            return self.encoded(pad + suffix) if len(pad) < LONG_PAD else self.count(pad + suffix)
+        head = pad[: len(pad) - len(core) + PAD_EDGE * len(filler)]
+        rest = filler * PAD_EDGE + suffix  # the last repeats and what follows
+        probe = filler * -(-JOINT_CHARS // len(filler))  # repeats enough to fill a check's side
+        if not (self.apart(head, probe) and self.apart(probe, probe) and self.apart(probe, rest)):
+            return self.count(pad + suffix)
+        return self.encoded(head) + (repeats - 2 * PAD_EDGE) * self.rate() + self.encoded(rest)
+
+
+def _mixed(text: str) -> bool:
+    """Whether `text` holds two kinds of character: spaces, letters and digits, or other marks."""
+    kinds = {0 if c.isspace() else 1 if c.isalnum() else 2 for c in text}
+    return len(kinds) > 1
 
 
 def place_ranked(
