@@ -161,6 +161,11 @@ def test_bm25_scores_are_the_formula_summed_term_by_term() -> None:
                 expected[i] += idf * tf * 2.2 / (tf + norm)
         assert bm25.scores(query) == expected
         assert bm25.ranking(query) == sorted(range(len(docs)), key=lambda i: (-expected[i], i))
+        # among some texts, given in index order (ties, as most texts score 0.0) or not
+        some = list(range(0, len(docs), 3))
+        shuffled = some[::-1][1::2] + some[::2]
+        for among in (some, shuffled):
+            assert bm25.ranking(query, among) == sorted(among, key=lambda i: (-expected[i], i))
 
 
 def test_chunk_fields_belong_to_rag_chunk(tmp_path: Path) -> None:

@@ -89,6 +89,13 @@ class BM25:
 
     def ranking(self, query: str, among: Sequence[int] | None = None) -> list[int]:
         """Indices of the texts (all, or those in `among`) by decreasing score, ties to the earlier one."""
+        import numpy as np
+
         scores = self.scores(query)
-        pool = range(len(self.texts)) if among is None else among
-        return sorted(pool, key=lambda i: (-scores[i], i))
+        pool = np.arange(len(self.texts)) if among is None else np.asarray(among, dtype=np.int64)
+        if len(pool) > 1 and not bool(np.all(pool[1:] > pool[:-1])):  # not in index order: sort by both keys
+            return sorted(pool.tolist(), key=lambda i: (-scores[i], i))
+        # in index order, a stable sort by score alone leaves ties to the earlier text
+        order = np.argsort(-np.asarray(scores, dtype=np.float64)[pool], kind="stable")
+        ranked: list[int] = pool[order].tolist()
+        return ranked
