@@ -22,11 +22,16 @@ import pytest
 
 from needlec.kinds.needlebench import grid
 from needlec.kinds.needlebench.data import (
+    ClashTable,
+    _fits,
     chain_order,
     draw_retrieval,
+    keyword_clash,
+    keywords_overlap,
     reasoning_chains,
     retrieval_records,
 )
+from needlec.kinds.needlebench.kind import check_keywords
 from needlec.languages.needlebench.files import data_root, read_verified
 from needlec.languages.needlebench.models import Fact, NeedleDataError, ReasoningChain, RetrievalRecord
 
@@ -419,8 +424,8 @@ def _record(rid: str, subject: str, keyword: str) -> RetrievalRecord:
     )
 
 
-def test_clashing_records_never_share_an_item() -> None:
-    pool = [
+def _clashing_pool() -> list[RetrievalRecord]:
+    return [
         _record("a", "Quorvane", "Glass Crown"),
         _record("b", "Thalmere", "Cinderglass Crown"),  # contains a's keyword
         _record("c", "Ulmspire", "Ashpearl Loom"),
@@ -437,6 +442,10 @@ def test_clashing_records_never_share_an_item() -> None:
             answer_format="The vault holds the ____.",
         ),
     ]
+
+
+def test_clashing_records_never_share_an_item() -> None:
+    pool = _clashing_pool()
     seen_pairs: set[frozenset[str]] = set()
     for seed in range(200):
         drawn = draw_retrieval(random.Random(seed), 3, "en", pool=pool)
@@ -447,6 +456,51 @@ def test_clashing_records_never_share_an_item() -> None:
     assert frozenset({"f", "e"}) in seen_pairs
     with pytest.raises(NeedleDataError, match="mutually compatible"):
         draw_retrieval(random.Random(0), 5, "en", pool=pool)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_draw_of_the_shipped_records_is_the_draw_record_by_record(lang: str) -> None:
+    """The shipped records are drawn by clash bits worked out once (`ClashTable`); given as a pool, each
+    record is checked against those kept. Both draws are the same, and the bits are the pairwise relations."""
+    shipped = retrieval_records(lang)
+    for seed in range(40):
+        for n in (1, 7, 20):
+            by_bits = draw_retrieval(random.Random(f"{seed}-{n}"), n, lang)
+            by_records = draw_retrieval(random.Random(f"{seed}-{n}"), n, lang, pool=list(shipped))
+            assert [r.id for r in by_bits] == [r.id for r in by_records]
+    table = ClashTable(shipped)
+    for i, j in itertools.combinations(range(len(shipped)), 2):
+        a, b = shipped[i], shipped[j]
+        assert bool(table.fits[i] >> j & 1) == bool(table.fits[j] >> i & 1) == (not _fits(a, [b]))
+        assert bool(table.overlaps[i] >> j & 1) == (keywords_overlap(a, b) or keywords_overlap(b, a))
+
+
+def test_clash_bits_keep_clashing_records_apart() -> None:
+    """On records that do clash (the shipped ones never do), the bits draw what the record-by-record check
+    draws, and clear only draws whose keywords do not overlap."""
+    pool = _clashing_pool()
+    table = ClashTable(pool)
+    for seed in range(200):
+        for n in (2, 3):
+            expected = [r.id for r in draw_retrieval(random.Random(seed), n, "en", pool=pool)]
+            assert [r.id for r in table.draw(random.Random(seed), n)] == expected
+    a, b, c, d, e, f = pool
+    assert table.clear([a, c, e]) and table.clear([b, d])
+    assert not table.clear([a, b]) and not table.clear([e, a, f])  # "Glass Crown" inside the other keyword
+    assert not ClashTable(pool[::-1]).clear([a, b])  # the table's earlier record holds the later one's keyword
+    assert not table.clear([a, c, a])  # a record twice overlaps itself
+    assert not table.clear([_record("g", "Quorvane", "Glass Crown")])  # not one of the table's records
+
+
+def test_keyword_clashes_are_found_in_shipped_and_own_records() -> None:
+    shipped = retrieval_records("en")
+    drawn = list(shipped[:20])
+    assert keyword_clash(drawn, "en") is None and keyword_clash(drawn) is None
+    assert keyword_clash([*drawn[:3], drawn[1]], "en") == (1, 3)  # a record drawn twice overlaps itself
+    own = _clashing_pool()[:2]
+    assert keyword_clash([*drawn[:2], *own], "en") == (2, 3)  # a's keyword inside b's
+    with pytest.raises(NeedleDataError, match="keywords of a and b overlap"):
+        check_keywords(own, "en")
 
 
 def test_draws_are_reproducible_and_vary_with_the_seed() -> None:

@@ -36,12 +36,15 @@ __all__ = [
     "LANGUAGES",
     "STEP_COUNTS",
     "ChainOrder",
+    "ClashTable",
     "Fact",
     "NeedleDataError",
     "ReasoningChain",
     "RetrievalRecord",
     "chain_order",
     "draw_retrieval",
+    "keyword_clash",
+    "keywords_overlap",
     "reasoning_chains",
     "retrieval_records",
 ]
@@ -96,14 +99,17 @@ def draw_retrieval(
     records = retrieval_records(lang) if pool is None else tuple(pool)
     if n < 0 or n > len(records):
         raise NeedleDataError(f"cannot draw {n} retrieval needles: the {lang} data holds {len(records)} records")
-    order = list(records)
-    rng.shuffle(order)
-    kept: list[RetrievalRecord] = []
-    for record in order:
-        if len(kept) == n:
-            break
-        if _fits(record, kept):
-            kept.append(record)
+    if pool is None:  # the shipped records: each one's clashes are bits worked out once
+        kept = _shipped(lang).draw(rng, n)
+    else:
+        kept = []
+        shuffled = list(records)
+        rng.shuffle(shuffled)
+        for record in shuffled:
+            if len(kept) == n:
+                break
+            if _fits(record, kept):
+                kept.append(record)
     if len(kept) < n:
         raise NeedleDataError(f"only {len(kept)} mutually compatible {lang} retrieval records, {n} requested")
     return kept
@@ -131,6 +137,79 @@ def _fits(record: RetrievalRecord, kept: list[RetrievalRecord]) -> bool:
         if any(a in t for a in spellings for t in o_text) or any(a in t for a in o_spellings for t in text):
             return False
     return True
+
+
+def keywords_overlap(a: RetrievalRecord, b: RetrievalRecord) -> bool:
+    """Whether an accepted spelling of `a`'s keyword occurs inside one of `b`'s (case-insensitive)."""
+    mine, theirs = _folded(a)[1], _folded(b)[1]
+    return any(x in y for x in mine for y in theirs)
+
+
+def keyword_clash(records: Sequence[RetrievalRecord], lang: str | None = None) -> tuple[int, int] | None:
+    """The first pair (i, j), i != j, in row order, where record i's keyword overlaps record j's
+    (`keywords_overlap`), or None. With `lang`, a draw of the shipped records is cleared by their clash
+    bits (`ClashTable`), and only a draw with an overlap is searched pair by pair."""
+    if lang is not None and _shipped(_check_language(lang)).clear(records):
+        return None
+    for i, a in enumerate(records):
+        for j, b in enumerate(records):
+            if i != j and keywords_overlap(a, b):
+                return i, j
+    return None
+
+
+class ClashTable:
+    """For each of a set of records: a bit for every other record that it cannot be drawn with (`_fits`),
+    and a bit for every other record whose keyword overlaps its own either way (`keywords_overlap`). Both
+    relations are symmetric, so a draw is checked against the bits of what it holds rather than record by
+    record. Made once per language for the shipped records (about 7,000 pairs)."""
+
+    def __init__(self, records: Sequence[RetrievalRecord]) -> None:
+        self.records = tuple(records)
+        n = len(self.records)
+        self.fits = [0] * n
+        self.overlaps = [0] * n
+        self._at = {id(r): i for i, r in enumerate(self.records)}
+        for i in range(n):
+            for j in range(i + 1, n):
+                a, b = self.records[i], self.records[j]
+                if not _fits(a, [b]):
+                    self.fits[i] |= 1 << j
+                    self.fits[j] |= 1 << i
+                if keywords_overlap(a, b) or keywords_overlap(b, a):
+                    self.overlaps[i] |= 1 << j
+                    self.overlaps[j] |= 1 << i
+
+    def draw(self, rng: random.Random, n: int) -> list[RetrievalRecord]:
+        """Up to n records, taken in a random order, each kept unless it clashes with one kept before it:
+        the records `draw_retrieval` keeps from the same `rng`."""
+        order = list(range(len(self.records)))
+        rng.shuffle(order)  # the permutation shuffling the records themselves would make
+        kept: list[RetrievalRecord] = []
+        taken = 0
+        for i in order:
+            if len(kept) == n:
+                break
+            if not self.fits[i] & taken:
+                kept.append(self.records[i])
+                taken |= 1 << i
+        return kept
+
+    def clear(self, records: Sequence[RetrievalRecord]) -> bool:
+        """True when `records` are distinct records of this table and no two of their keywords overlap;
+        False when they may (then `keyword_clash` compares them pair by pair)."""
+        at = [self._at.get(id(r), -1) for r in records]
+        if -1 in at or len(set(at)) != len(at):
+            return False
+        taken = 0
+        for i in at:
+            taken |= 1 << i
+        return not any(self.overlaps[i] & taken for i in at)
+
+
+@cache
+def _shipped(lang: str) -> ClashTable:
+    return ClashTable(retrieval_records(_check_language(lang)))
 
 
 def chain_order(chain: ReasoningChain, order: ChainOrder, rng: random.Random) -> list[Fact]:

@@ -28,6 +28,7 @@ from needlec.kinds.needlebench.data import (
     RetrievalRecord,
     chain_order,
     draw_retrieval,
+    keyword_clash,
     reasoning_chains,
 )
 from needlec.registry import NEEDLES
@@ -125,14 +126,14 @@ def _answer_sentence(formats: list[str], lang: str) -> str:
     return FORMAT_LEADS[lang] + JOINERS[lang].join(formats)
 
 
-def check_keywords(records: list[RetrievalRecord]) -> None:
+def check_keywords(records: list[RetrievalRecord], lang: str | None = None) -> None:
     """Refuse a draw whose keywords repeat or nest: every accepted spelling of one record's keyword must differ
-    from, and not occur inside, every spelling of another's (case-insensitive)."""
-    spellings = [[a.casefold() for a in r.answers] for r in records]
-    for i, mine in enumerate(spellings):
-        for j, theirs in enumerate(spellings):
-            if i != j and any(a in b for a in mine for b in theirs):
-                raise NeedleDataError(f"keywords of {records[i].id} and {records[j].id} overlap")
+    from, and not occur inside, every spelling of another's (case-insensitive). With `lang`, a draw of the
+    shipped records is checked by their clash bits (`keyword_clash`)."""
+    clash = keyword_clash(records, lang)
+    if clash is not None:
+        i, j = clash
+        raise NeedleDataError(f"keywords of {records[i].id} and {records[j].id} overlap")
 
 
 class NeedleBenchKind(NeedleKindBase):
@@ -181,7 +182,7 @@ class NeedleBenchKind(NeedleKindBase):
         task = self.config.task
         count = 1 if task == "s-rt" else self.config.mrt_count()
         records = draw_retrieval(rng, count, lang)
-        check_keywords(records)
+        check_keywords(records, lang)
         structure: dict[str, object] = {"task": task, "records": [_record_entry(r) for r in records]}
         if task == "m-rt":
             structure["keywords"] = [r.keyword for r in records]
