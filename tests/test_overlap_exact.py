@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
 from needlec.compile.overlap import METRICS, UnicodeTokenizer, lcs_length, precision
@@ -89,3 +91,20 @@ def test_ascii_tokens_equal_the_unicode_rule() -> None:
         "b",
         "9z",
     ]
+
+
+_PART_ALPHABET = "abcXYZ019 éßİ\u0301ﾞｶ北京大学東ＡＢ１.,-_"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    question=st.text(alphabet=_PART_ALPHABET, max_size=30),
+    parts=st.lists(st.text(alphabet=_PART_ALPHABET, max_size=25), max_size=6),
+    stemmed=st.booleans(),
+)
+def test_a_reference_given_as_parts_scores_as_the_parts_joined(question: str, parts: list[str], stemmed: bool) -> None:
+    """Parts (needle texts) are tokenized one by one and memoised; the scores are those of the text they make
+    joined by a space (combining marks, halfwidth voiced marks and fullwidth letters at the parts' edges)."""
+    assert precision(question, parts, stemmed) == precision(question, " ".join(parts), stemmed)
+    ascii_parts = [p.encode("ascii", "ignore").decode() for p in parts]
+    assert precision(question, ascii_parts, stemmed) == precision(question, " ".join(ascii_parts), stemmed)

@@ -250,7 +250,7 @@ def build_item(
         case=key.case,
         repeat=key.repeat,
         seed=seed,
-        overlap=precision(draw.question, " ".join(draw.needles)),
+        overlap=precision(draw.question, draw.needles),
         values=dict(draw.values) or None,
     )
     return item, view.leaks(draw.forbidden, placement.start, placement.end)

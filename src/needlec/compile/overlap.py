@@ -24,7 +24,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from needlec.languages.stem import stem
 from needlec.languages.words import word_token_regex
@@ -70,7 +72,10 @@ class FocusedTokenizer(UnicodeTokenizer):
         self.vocabulary = vocabulary
 
     def tokenize(self, text: str) -> list[str]:
-        tokens = super().tokenize(text)
+        return self.focus(super().tokenize(text))
+
+    def focus(self, tokens: list[str]) -> list[str]:
+        """The tokens with each run outside the vocabulary made one placeholder."""
         kept = list(map(self.vocabulary.__contains__, tokens))
         out: list[str] = []
         at = 0  # the first token not yet looked at
@@ -87,13 +92,20 @@ class FocusedTokenizer(UnicodeTokenizer):
         return out
 
 
-def precision(question: str, reference: str, stemmed: bool = False) -> dict[str, float]:
+def precision(question: str, reference: str | Sequence[str], stemmed: bool = False) -> dict[str, float]:
     """ROUGE-1/2/L precision of the question against a reference: how much of it occurs there.
 
-    Keys are `METRICS` (`rouge1`, ...); with `stemmed`, both sides are stemmed first (the keys
-    stay the same: see `both` for the two sets side by side)."""
+    The reference is a text, or its parts (needle texts), which count as joined by a space: each part's
+    tokens are then memoised (`part_tokens`), as needles recur across items. Keys are `METRICS` (`rouge1`,
+    ...); with `stemmed`, both sides are stemmed first (the keys stay the same: see `both` for the two sets
+    side by side)."""
     asked = UnicodeTokenizer(stemmed).tokenize(question)
-    found = FocusedTokenizer(set(asked), stemmed).tokenize(reference)
+    focused = FocusedTokenizer(set(asked), stemmed)
+    if isinstance(reference, str):
+        found = focused.tokenize(reference)
+    else:
+        unicode = not all(part.isascii() for part in reference)  # the path the joined text would take
+        found = focused.focus([t for part in reference for t in part_tokens(part, unicode, stemmed)])
     scores = {
         "rouge1": _ngram_precision(asked, found, 1),
         "rouge2": _ngram_precision(asked, found, 2),
@@ -102,13 +114,35 @@ def precision(question: str, reference: str, stemmed: bool = False) -> dict[str,
     return {name: round(scores[name], 6) for name in METRICS}
 
 
-def stemmed_precision(question: str, reference: str) -> dict[str, float]:
+def part_tokens(part: str, unicode: bool, stemmed: bool) -> tuple[str, ...]:
+    """`UnicodeTokenizer(stemmed).tokenize` of one part of a reference, on its Unicode path (`unicode`) or
+    its ASCII one, memoised for parts of up to `PART_MEMO_CHARS` characters. Parts joined by a space give
+    the tokens of each in turn: NFKC and case folding change nothing across a space, and no token holds one."""
+    if len(part) > PART_MEMO_CHARS:
+        return _part_tokens.__wrapped__(part, unicode, stemmed)
+    return _part_tokens(part, unicode, stemmed)
+
+
+PART_MEMO_CHARS = 2048
+"""Longest reference part whose tokens are memoised (a needle; FWE's fresh blocks of coded words are not)."""
+
+
+@lru_cache(maxsize=16384)
+def _part_tokens(part: str, unicode: bool, stemmed: bool) -> tuple[str, ...]:
+    if unicode:
+        tokens: list[str] = _TOKEN.findall(unicodedata.normalize("NFKC", part).casefold())
+    else:
+        tokens = _ASCII_TOKEN.findall(part.lower())
+    return tuple(stem(t) for t in tokens) if stemmed else tuple(tokens)
+
+
+def stemmed_precision(question: str, reference: str | Sequence[str]) -> dict[str, float]:
     """The stemmed figures under their own keys (`rouge1_stemmed`, ...)."""
     scores = precision(question, reference, stemmed=True)
     return {f"{name}_stemmed": value for name, value in scores.items()}
 
 
-def both(question: str, reference: str) -> dict[str, float]:
+def both(question: str, reference: str | Sequence[str]) -> dict[str, float]:
     """Unstemmed and stemmed precision side by side (every key of `ALL_METRICS`)."""
     return {**precision(question, reference), **stemmed_precision(question, reference)}
 

@@ -36,7 +36,7 @@ def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[st
             for case in kind.cases():
                 key = ItemKey(config.name, tokenizer, length, depth, case, haystack, 0, config.redraw)
                 item, _ = build_item(plan.spec.name, config, key, view, kind)
-                evidence = " ".join(n.text for n in item.targets())
+                evidence = [n.text for n in item.targets()]
                 needle.add({**item.overlap, **stemmed_precision(item.question, evidence)})
                 context.add(both(item.question, item.context()))
         report[config.name] = {"needle": needle.as_dict(), "context": {**context.as_dict(), "length": length}}

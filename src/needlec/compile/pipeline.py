@@ -333,7 +333,7 @@ def _run_block(index: int) -> tuple[int, Summary]:
                 summary.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
                 summary.problems.extend(leak_problem(item.id, leaks))
                 # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
-                evidence = " ".join(n.text for n in item.targets())
+                evidence = [n.text for n in item.targets()]
                 needle_scores = {**item.overlap, **stemmed_precision(item.question, evidence)}
                 summary.overlap.append((config.name, "needle", needle_scores))
                 summary.problems.extend(check_budgets(item.id, config.spec, "needle", needle_scores))
