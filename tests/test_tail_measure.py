@@ -25,7 +25,7 @@ LASTS = [
     "The report ends here.\n\n",
 ]
 FILLERS = [" .", ".", "x ", "。", " la", "\n"]  # a newline: the blank line before it merges with it
-SUFFIXES = ["", "\n\nQuestion: who kept the archive?\nAnswer:", " .", "\n"]
+SUFFIXES = ["", "\n\nQuestion: who kept the archive?\nAnswer:", " .", "\n", "\n\n\n"]
 REPEATS = [0, 1, 3, 4 * PAD_EDGE, 4 * PAD_EDGE + 1, 97, 400]
 
 

@@ -368,17 +368,19 @@ class TailMeasure:
     def after(self, last: str, last_tokens: int, pad: str, suffix: str = "", joined: int | None = None) -> int:
         """Tokens of `last + pad + suffix`, given `last_tokens`, the tokens of `last` alone, and `joined`, those
         of `last` with the blank line after it, where known. The cut is checked where `last` ends; where the
-        text merges there (a sentence's full stop and the blank line can be one token), after the pad's blank
-        line, with `last` and the blank line counted together."""
+        text merges there (a sentence's full stop and the blank line can be one token), after the blank line
+        that opens the pad (or the suffix, without a pad), with `last` and the blank line counted together."""
         right = pad + suffix
         if not right:
             return last_tokens
         if not last or self.apart(last, right):
             return last_tokens + self.padded(pad, suffix)
-        if pad.startswith(PASSAGE_JOINER) and len(pad) > len(PASSAGE_JOINER):
-            left, core = last + PASSAGE_JOINER, pad[len(PASSAGE_JOINER) :]
-            if self.apart(left, core + suffix):
-                return (self.encoded(left) if joined is None else joined) + self.padded(core, suffix)
+        width = len(PASSAGE_JOINER)
+        if right.startswith(PASSAGE_JOINER) and len(right) > width:  # the blank line opens the pad, or the suffix
+            core, rest = (pad[width:], suffix) if pad else ("", suffix[width:])
+            left = last + PASSAGE_JOINER
+            if self.apart(left, core + rest):
+                return (self.encoded(left) if joined is None else joined) + self.padded(core, rest)
         return self.count(last + right)
 
     def padded(self, pad: str, suffix: str = "") -> int:
