@@ -189,3 +189,44 @@ def test_too_many_chunks_for_the_length_is_a_clean_error(tmp_path: Path) -> None
         compile_spec(path, tmp_path / "out", CompileOptions(progress=False))
     assert "40 chunks" in str(info.value) and "do not fit" in str(info.value)
     assert not (tmp_path / "out").exists()
+
+
+GOLDS = [
+    "Marlow Fenwick founded the river guild in 1791. It kept the locks open through three floods.",
+    "The lighthouse keeper's ledger names Odile Carrow as the one who repaired the lamp in the winter storm",
+    "北方的学院由林墨创立，藏书三千卷。",
+]
+
+
+@pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base"])
+def test_the_gold_chunk_counted_by_its_parts_is_its_encoding(tmp_path: Path, tokenizer: str) -> None:
+    """The gold chunk is counted as its documents and the gold one (`_gold_chunk`); every count it gives
+    equals an encoding of that text, and on the shipped haystack the parts count apart (no whole encode)."""
+    import random
+
+    from needlec.compile.pipeline import Prepared
+    from needlec.compile.plan import load_plan
+    from needlec.placement.layouts.chunks import _gold_chunk, chunk_table
+
+    spec = tmp_path / "rag.yaml"
+    spec.write_text(f"extends: {ROOT / 'specs' / 'ruler.yaml'}\ntokenizers: [{tokenizer}]\n", encoding="utf-8")
+    plan = load_plan(spec, tmp_path / "cache")
+    config = plan.config("rag_chunk")
+    prepared = Prepared(plan, tmp_path / "cache")
+    haystack = prepared.haystacks(config.spec)[0]
+    view = prepared.view(config.spec, haystack, config.spec.tokenizers[0].label, 4096)
+    table = chunk_table(view, C)
+    tails = table.tail_measure(view, " .")
+    count = view.index.tokenizer.count
+    by_parts = 0
+    for host in range(0, len(table.texts), max(1, len(table.texts) // 25)):
+        for seed, gold in enumerate(GOLDS):
+            got = _gold_chunk(view, table, host, gold, C, random.Random(seed), tails)
+            assert got.tokens == count(got.head + got.tail)
+            assert got.tokens <= C or got.tail == gold  # over the size only when the gold document is alone
+            if got.head_tokens is not None:
+                by_parts += 1
+                assert got.head_tokens == count(got.head)
+                assert got.tail_tokens == count(got.tail)
+                assert got.tail_joined == count(got.tail + "\n\n")
+    assert by_parts >= 0.9 * 25 * len(GOLDS)

@@ -164,25 +164,61 @@ def chunk_table(view: HaystackView, chunk_tokens: int | None) -> ChunkTable:
     return built
 
 
+@dataclass(frozen=True)
+class _GoldChunk:
+    """The gold chunk: the documents before the gold one (`head`, each with its line break), the gold document
+    and what follows (`tail`), and their tokens: of the whole chunk, and, where its parts count apart, of
+    `head`, of `tail` and of `tail` with the blank line after it (None: not known, encode them)."""
+
+    head: str
+    tail: str
+    tokens: int
+    head_tokens: int | None = None
+    tail_tokens: int | None = None
+    tail_joined: int | None = None
+
+
 def _gold_chunk(
-    view: HaystackView, table: ChunkTable, host: int, gold: str, chunk_tokens: int | None, rng: random.Random
-) -> tuple[str, str, int]:
-    """(text before the gold document, the gold document and what follows, token count) of the gold chunk."""
+    view: HaystackView,
+    table: ChunkTable,
+    host: int,
+    gold: str,
+    chunk_tokens: int | None,
+    rng: random.Random,
+    tails: TailMeasure,
+) -> _GoldChunk:
+    """The gold chunk: the host chunk's documents with the gold one put in among them, trailing documents
+    dropped until it fits `chunk_tokens`. Its documents recur across items and the gold one does not, so it
+    is counted as its parts (each document with the line break after it, memoised) where every cut between
+    two parts counts apart (`TailMeasure.apart`), else encoded whole."""
     if chunk_tokens is None:
-        return "", gold, view.index.tokenizer.count(gold)
+        n = view.index.tokenizer.count(gold)
+        return _GoldChunk("", gold, n, 0, n, None)
     text = view.index.text
     spans = view.passages.spans
     others = [text[spans[d][0] : spans[d][1]] for d in table.docs[host]]
     at = rng.randrange(len(others) + 1)
     count = view.index.tokenizer.count
+    enc = view.counter.encoded
     while True:
         before = others[:at]
         after = others[at:]
         head = "".join(part + CHUNK_DOC_JOINER for part in before)
         tail = gold + "".join(CHUNK_DOC_JOINER + part for part in after)
-        n = count(head + tail)
-        if n <= chunk_tokens or not others:
-            return head, tail, n
+        # the parts: each document with the line break after it, the last without
+        parts = [part + CHUNK_DOC_JOINER for part in before] + [gold, *after]
+        parts[len(before) : -1] = [part + CHUNK_DOC_JOINER for part in parts[len(before) : -1]]
+        if all(map(tails.apart, parts[:-1], parts[1:])):
+            counts = list(map(enc, parts))
+            n = sum(counts)
+            head_tokens = sum(counts[: len(before)])
+            tail_tokens = n - head_tokens
+            joined = tail_tokens - counts[-1] + enc(parts[-1] + DOCUMENT_JOINER)  # with the blank line after it
+            got = _GoldChunk(head, tail, n, head_tokens, tail_tokens, joined)
+        else:
+            got = _GoldChunk(head, tail, count(head + tail))
+        if got.tokens <= chunk_tokens or not others:
+            return got
         # drop the document farthest from the gold one, so the gold keeps its neighbours
         if len(after) >= len(before):
             others.pop()
@@ -229,7 +265,9 @@ def place_chunks(
         host = next((c for c in hosts if table.starts[c] >= start), hosts[0])
     else:
         host = hosts[rng.randrange(len(hosts))]
-    head, tail, gold_tokens = _gold_chunk(view, table, host, gold, chunking.chunk_tokens, rng)
+    tails = table.tail_measure(view, layout.filler)
+    gold_chunk = _gold_chunk(view, table, host, gold, chunking.chunk_tokens, rng, tails)
+    gold_tokens = gold_chunk.tokens
     candidates = _order(table, chunking, eligible, host, question, rng)
     enc = view.counter.encoded
     base = layout.index_base
@@ -266,7 +304,7 @@ def place_chunks(
     state = rng.getstate()
     while True:
         rng.setstate(state)
-        result = _assemble(view, table, chunking, chosen, (head, tail), depth, layout, target, prefix, suffix)
+        result = _assemble(view, table, chunking, chosen, gold_chunk, depth, layout, target, prefix, suffix)
         if result is not None:
             break
         if chunking.chunks is not None or not chosen:
@@ -287,7 +325,7 @@ def _assemble(
     table: ChunkTable,
     chunking: Chunking,
     chosen: list[int],
-    gold_parts: tuple[str, str],
+    gold_chunk: _GoldChunk,
     depth: float,
     layout: DocumentLayout,
     target: int,
@@ -298,7 +336,7 @@ def _assemble(
     count = len(shown) + 1
     slot = gold_slot(depth, count)
     order: list[int | None] = [*shown[:slot], None, *shown[slot:]]  # None: the gold chunk
-    head, tail = gold_parts
+    head, tail = gold_chunk.head, gold_chunk.tail
     enc = view.counter.encoded
     labels = label_list(layout.label, count + layout.index_base)
     pieces: list[str] = []
@@ -313,10 +351,11 @@ def _assemble(
         if c is None:
             if head:
                 pieces.append(head)
-                counts.append(enc(head))
+                counts.append(enc(head) if gold_chunk.head_tokens is None else gold_chunk.head_tokens)
             gold_piece = len(pieces)
             pieces.append(tail + joiner)
-            counts.append(enc(pieces[-1]))
+            known = gold_chunk.tail_tokens if last else gold_chunk.tail_joined
+            counts.append(enc(pieces[-1]) if known is None else known)
         else:
             pieces.append(table.texts[c] + joiner)
             counts.append(table.tokens[c] if last else table.joined_tokens(c, enc))
@@ -328,7 +367,11 @@ def _assemble(
     tails = table.tail_measure(view, layout.filler)
     last_tokens = counts[-1]
     final = order[-1]
-    joined = table.joined_tokens(final, enc) if final is not None and PASSAGE_JOINER == DOCUMENT_JOINER else None
+    joined = (
+        (gold_chunk.tail_joined if final is None else table.joined_tokens(final, enc))
+        if PASSAGE_JOINER == DOCUMENT_JOINER
+        else None
+    )
 
     def by_pieces(pad: str) -> int:
         return enc(prefix + pieces[0]) + middle + tails.after(pieces[-1], last_tokens, pad, suffix, joined)
