@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import operator
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ class ChunkTable:
     _joined: tuple[Absence, list[int]] | None = None  # the casefolded chunks joined by NUL, and where each starts
     _with_joiner: list[int] | None = None  # `joined_tokens` (-1: not counted yet)
     _tails: dict[str, TailMeasure] = field(default_factory=dict)  # per filler: the last chunk with the pad
+    _labels: dict[str, list[int]] = field(default_factory=dict)  # per label template: tokens per number
 
     def tail_measure(self, view: HaystackView, filler: str) -> TailMeasure:
         """The measure of a context's last chunk with the pad and suffix after it, kept per filler."""
@@ -88,6 +90,13 @@ class ChunkTable:
         if got < 0:
             got = self._with_joiner[c] = encoded(self.texts[c] + DOCUMENT_JOINER)
         return got
+
+    def label_tokens(self, template: str, hi: int, encoded: Callable[[str], int]) -> list[int]:
+        """Tokens of the labels numbered 0 to `hi - 1` made from `template`, counted once per table."""
+        known = self._labels.setdefault(template, [])
+        if len(known) < hi:
+            known += map(encoded, label_list(template, hi)[len(known) : hi])
+        return known
 
     def bm25(self) -> BM25:
         if self.retriever is None:
@@ -234,7 +243,9 @@ def _order(
     n = len(table.texts)
     if chunking.order == "haystack":
         return [c for c in [*range(host + 1, n), *range(host)] if eligible[c]]
-    pool = [c for c in range(n) if c != host and eligible[c]]
+    pool = list(itertools.compress(range(n), eligible))
+    if eligible[host]:
+        pool.remove(host)
     if chunking.order == "random":
         return rng.sample(pool, len(pool))
     return table.bm25().ranking(question, pool)
@@ -258,7 +269,7 @@ def place_chunks(
     """k chunks (the gold one at the depth's slot) exactly `target` tokens over `prefix + context + suffix`."""
     table = chunk_table(view, chunking.chunk_tokens)
     eligible = table.eligible(forbidden)
-    hosts = [c for c in range(len(table.texts)) if eligible[c]]
+    hosts = list(itertools.compress(range(len(table.texts)), eligible))
     if not hosts:
         raise ContractError("every chunk of the haystack holds an answer or a gold name; the item has no host chunk")
     if chunking.order == "haystack":
@@ -289,15 +300,15 @@ def place_chunks(
             )
         chosen = candidates[:wanted]
     else:
-        chosen = []
-        used = frame + fixed
-        for c in candidates:
-            cost = enc(label(len(chosen) + 1)) + table.tokens[c] + enc(DOCUMENT_JOINER)
-            if used + cost > target:
-                break
-            chosen.append(c)
-            used += cost
-        else:
+        # the longest run of candidates whose costs (label numbered from 1, text, joiner) fit after the gold one
+        n = len(candidates)
+        labelled = table.label_tokens(layout.label, n + 1 + base, enc)[1 + base :]
+        joiner_tokens = enc(DOCUMENT_JOINER)
+        costs = map(operator.add, labelled, map(table.tokens.__getitem__, candidates))
+        used = list(itertools.accumulate((cost + joiner_tokens for cost in costs), initial=frame + fixed))
+        fit = bisect.bisect_right(used, target) - 1  # every cost is positive: the running total grows
+        chosen = candidates[:fit]
+        if fit == n:
             raise ContractError(
                 f"the documents haystack runs out of chunks for length {target}; raise `haystack.builder.count`"
             )
@@ -339,15 +350,15 @@ def _assemble(
     head, tail = gold_chunk.head, gold_chunk.tail
     enc = view.counter.encoded
     labels = label_list(layout.label, count + layout.index_base)
+    label_costs = table.label_tokens(layout.label, count + layout.index_base, enc)
     pieces: list[str] = []
     counts: list[int] = []  # each piece's tokens, as `enc` gives them
     gold_piece = -1
     for i, c in enumerate(order):
         last = i == count - 1
         joiner = "" if last else DOCUMENT_JOINER
-        label = labels[i + layout.index_base]
-        pieces.append(label)
-        counts.append(enc(label))
+        pieces.append(labels[i + layout.index_base])
+        counts.append(label_costs[i + layout.index_base])
         if c is None:
             if head:
                 pieces.append(head)
