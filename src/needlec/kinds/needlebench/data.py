@@ -4,7 +4,8 @@
 - `reasoning_chains(lang, steps)`: the fictional multi-hop chains for M-RS, optionally of one step count.
 - `draw_retrieval(rng, n, lang)`: n records for one item (M-RT) with pairwise-unique subjects and keywords, where no
   keyword is a substring of another keyword, subject or needle of the same draw (a `keyword in response` check could
-  otherwise credit the wrong needle).
+  otherwise credit the wrong needle). The shipped records' pairwise clashes are bits worked out once per
+  language (`ClashTable`), so a draw checks each record against the bits of those kept.
 - `chain_order(chain, order, rng)`: a chain's facts in derivation order (NeedleBench v1) or shuffled (v2).
 
 All randomness comes from the caller's `random.Random`; nothing here touches global random state.
