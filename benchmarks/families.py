@@ -134,18 +134,22 @@ def timed(build: Callable[[], object]) -> float:
 def measure(
     row: Runner, base: Runner, lengths: list[int], items: int, warm: int = 1
 ) -> dict[int, tuple[float, float, float]]:
-    """Median CPU seconds of one item build per length for a row and for Kamradt NIAH, their builds
-    interleaved (row, NIAH, row, ...) so that a machine whose speed drifts moves both alike, and of the
-    row's needle draw alone (`draw_item`: what the kind draws before any layout, timed again after each
-    build, which it repeats exactly)."""
+    """Median CPU seconds of one item build per length for a row and for Kamradt NIAH, and of the row's
+    needle draw alone (`draw_item`: what the kind draws before any layout, timed again after each build,
+    which it repeats exactly). The builds are interleaved (row, NIAH, NIAH, row, row, ...) so that a
+    machine whose speed drifts moves both alike and neither always runs right after the other's build
+    (in a fixed order, NIAH against itself measured 1.05-1.10)."""
     out: dict[int, tuple[float, float, float]] = {}
     for length in lengths:
         mine, theirs, draws = [], [], []
         pairs = zip(row.builds(length, items, warm), base.builds(length, items, warm), strict=True)
-        for (own, draw), (niah, _) in pairs:
+        for i, ((own, draw), (niah, _)) in enumerate(pairs):
+            if i % 2:  # which of the two goes first alternates: the one after the other's build runs colder
+                theirs.append(timed(niah))
             mine.append(timed(own))
             draws.append(timed(draw))
-            theirs.append(timed(niah))
+            if not i % 2:
+                theirs.append(timed(niah))
         out[length] = (statistics.median(mine), statistics.median(theirs), statistics.median(draws))
     return out
 
