@@ -149,9 +149,15 @@ def both(question: str, reference: str | Sequence[str]) -> dict[str, float]:
 
 def _ngram_precision(asked: list[str], found: list[str], n: int) -> float:
     """Clipped n-gram matches / n-grams of the question (rouge-score's `_score_ngrams` precision)."""
-    # the n-grams as tuples, counted at C speed (the shifted copies are of unequal length: zip stops at the shortest)
-    wanted = Counter(zip(*(asked[k:] for k in range(n)), strict=False))
-    seen = Counter(zip(*(found[k:] for k in range(n)), strict=False))
+    # the n-grams counted at C speed: unigrams as the tokens themselves, longer ones as tuples (the shifted
+    # copies are of unequal length: zip stops at the shortest)
+    wanted: Counter[str | tuple[str, ...]]
+    seen: Counter[str | tuple[str, ...]]
+    if n == 1:
+        wanted, seen = Counter(asked), Counter(found)
+    else:
+        wanted = Counter(zip(*(asked[k:] for k in range(n)), strict=False))
+        seen = Counter(zip(*(found[k:] for k in range(n)), strict=False))
     matches = sum(min(count, seen[gram]) for gram, count in wanted.items())
     return matches / max(sum(wanted.values()), 1)
 
