@@ -22,9 +22,9 @@ GRAMS = (5, 6)
 """Characters per run: a term is proved absent by a missing run of either length."""
 BUILD_AFTER = 4
 """Searches, in whole lengths of the text, after which the table is built. Building it costs about as much
-as 30 to 60 scans (25 ms for a text of a million characters, whose scan takes 0.4 to 0.9 ms), once per
-text; waiting for that many scans before building, which would bound the cost at twice the scans' alone,
-would leave a compile's first 20 to 70 items of RULER QA or RAG-chunk at 128K paying scans."""
+as 60 scans (34 ms for a text of a million characters, whose scan takes 0.55 ms), once per text; waiting
+for that many scans before building, which would bound the cost at twice the scans' alone, would leave a
+compile's first 20 to 70 items of RULER QA or RAG-chunk at 128K paying scans."""
 BLOCK = 1 << 20
 """Characters hashed at a time while building (bounds the memory the build takes)."""
 _MULTIPLIER = 0x100000001B3
