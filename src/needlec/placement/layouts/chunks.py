@@ -98,6 +98,15 @@ class ChunkTable:
             known += map(encoded, label_list(template, hi)[len(known) : hi])
         return known
 
+    def joined_list(self, chunks: list[int], encoded: Callable[[str], int]) -> list[int]:
+        """`joined_tokens` of each of `chunks`, looked up a list at a time."""
+        if self._with_joiner is None:
+            self._with_joiner = [-1] * len(self.texts)
+        got = list(map(self._with_joiner.__getitem__, chunks))
+        if -1 in got:
+            got = [self.joined_tokens(c, encoded) for c in chunks]
+        return got
+
     def bm25(self) -> BM25:
         if self.retriever is None:
             self.retriever = BM25(self.texts)
@@ -351,25 +360,43 @@ def _assemble(
     enc = view.counter.encoded
     labels = label_list(layout.label, count + layout.index_base)
     label_costs = table.label_tokens(layout.label, count + layout.index_base, enc)
+    base = layout.index_base
+    # the pieces in order, each with its tokens: a label, then a chunk's text and the joiner after it (the
+    # joiner a piece of no tokens of its own, counted with the text), or the gold chunk's parts; no joiner
+    # after the last chunk
     pieces: list[str] = []
-    counts: list[int] = []  # each piece's tokens, as `enc` gives them
-    gold_piece = -1
-    for i, c in enumerate(order):
-        last = i == count - 1
-        joiner = "" if last else DOCUMENT_JOINER
-        pieces.append(labels[i + layout.index_base])
-        counts.append(label_costs[i + layout.index_base])
-        if c is None:
-            if head:
-                pieces.append(head)
-                counts.append(enc(head) if gold_chunk.head_tokens is None else gold_chunk.head_tokens)
-            gold_piece = len(pieces)
-            pieces.append(tail + joiner)
-            known = gold_chunk.tail_tokens if last else gold_chunk.tail_joined
-            counts.append(enc(pieces[-1]) if known is None else known)
-        else:
-            pieces.append(table.texts[c] + joiner)
-            counts.append(table.tokens[c] if last else table.joined_tokens(c, enc))
+    counts: list[int] = []
+
+    def distractors(chunks: list[int], first: int) -> None:
+        """The pieces of `chunks`, shown from slot `first` on, a list operation for each kind of piece."""
+        m = len(chunks)
+        if not m:
+            return
+        ends = first + m == count  # the last of them ends the context
+        block: list[str] = [DOCUMENT_JOINER] * (3 * m)
+        block[0::3] = labels[first + base : first + base + m]
+        block[1::3] = map(table.texts.__getitem__, chunks)
+        tokens = [0] * (3 * m)
+        tokens[0::3] = label_costs[first + base : first + base + m]
+        tokens[1::3] = table.joined_list(chunks, enc)
+        if ends:
+            del block[-1], tokens[-1]
+            tokens[-1] = table.tokens[chunks[-1]]
+        pieces.extend(block)
+        counts.extend(tokens)
+
+    distractors(shown[:slot], 0)
+    last = slot == count - 1
+    pieces.append(labels[slot + base])
+    counts.append(label_costs[slot + base])
+    if head:
+        pieces.append(head)
+        counts.append(enc(head) if gold_chunk.head_tokens is None else gold_chunk.head_tokens)
+    gold_piece = len(pieces)
+    pieces.append(tail + ("" if last else DOCUMENT_JOINER))
+    known = gold_chunk.tail_tokens if last else gold_chunk.tail_joined
+    counts.append(enc(pieces[-1]) if known is None else known)
+    distractors(shown[slot:], slot + 1)
     whole = view.index.tokenizer.count
     body = "".join(pieces)
     middle = sum(counts[1:-1])
@@ -397,7 +424,7 @@ def _assemble(
     if pad is None:
         return None
     context = body + pad
-    chars = len("".join(pieces[:gold_piece]))
+    chars = sum(map(len, pieces[:gold_piece]))
     if table.pieces_ok:
         before = sum(counts[:gold_piece])
         context_tokens = sum(counts[:-1]) + tails.after(pieces[-1], last_tokens, pad, "", joined)
