@@ -37,7 +37,7 @@ from needlec.errors import ContractError
 from needlec.haystacks.passages import PASSAGE_JOINER
 from needlec.haystacks.retrieval import BM25
 from needlec.placement.engine import Insert, Placement
-from needlec.placement.layouts.passages import PassageTable, TailMeasure, pad_to
+from needlec.placement.layouts.passages import JOINT_CHARS, PassageTable, TailMeasure, pad_to
 from needlec.placement.layouts.slots import DOCUMENT_JOINER, DocumentLayout, gold_slot, label_list, labels_of
 from needlec.util.absence import Absence
 
@@ -231,7 +231,10 @@ def _gold_chunk(
             n = sum(counts)
             head_tokens = sum(counts[: len(before)])
             tail_tokens = n - head_tokens
-            joined = tail_tokens - counts[-1] + enc(parts[-1] + DOCUMENT_JOINER)  # with the blank line after it
+            # with the blank line after it: the last part's cut checked again where the check reaches past it
+            last = parts[-1] + DOCUMENT_JOINER
+            sure = len(parts) < 2 or len(parts[-1]) >= JOINT_CHARS or tails.apart(parts[-2], last)
+            joined = tail_tokens - counts[-1] + enc(last) if sure else None
             got = _GoldChunk(head, tail, n, head_tokens, tail_tokens, joined)
         else:
             got = _GoldChunk(head, tail, count(head + tail))

@@ -328,9 +328,10 @@ def pad_to(nonempty: bool, filler: str, target: int, measure: Callable[[str], in
 @dataclass
 class TailMeasure:
     """Tokens of a context's last piece with the pad and the prompt's suffix after it, from the piece's own
-    count: the piece is not encoded again for every pad the search tries. `after(last, n, right)` is `n` plus
-    the tokens of `right` where `last + right` counts as its two sides do, checked on `JOINT_CHARS` characters
-    either side of the cut (as `PieceMeasure` checks its cuts); a long pad of filler repeats that count evenly
+    count: the piece is not encoded again for every pad the search tries. `after(last, n, pad, suffix)` is `n`
+    plus the tokens of `pad + suffix` where the text counts as its two sides do at the cut, checked on
+    `JOINT_CHARS` characters either side of it (as `PieceMeasure` checks its cuts); a long pad of filler
+    repeats that count evenly
     is counted by its edges and the filler's rate between them, its cuts checked the same way. Where a check
     fails, the text is encoded whole. Counts and check results are memoised by their texts alone, so an
     item's bytes never depend on the items built before it."""
