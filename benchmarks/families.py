@@ -7,10 +7,11 @@ costs that a compile pays once per haystack, and so are the caches that fill ove
 items (`--warm` items are built untimed at each length first), so what remains is the marginal cost
 of one more item. The figure is the median over the items; the ratio column divides it by Kamradt
 NIAH's median at the same length with the same tokenizer, its items built in turn with the row's
-(one of each, then the next), so that the machine's speed, which can drift by half within minutes,
-moves both alike. The last column is the row's needle draw alone at the longest length (the kind's
-`draw_at`, before any layout), against the same NIAH item: a floor under the row's ratio that no
-layout removes (FWE draws RULER's whole Zipf stream of coded words for each item).
+(one of each, then the next, which goes first alternating), so that the machine's speed, which can
+drift by half within minutes, moves both alike. The last column is the row's needle draw alone at
+the longest length (the kind's `draw_at`, before any layout), against the same NIAH item: a floor
+under the row's ratio that no layout removes (FWE draws RULER's whole Zipf stream of coded words for
+each item).
 
     python benchmarks/families.py [--lengths 4096,32768,131072] [--items 5] [--warm 20] [--only ruler]
         [--hf PATH/tokenizer.json]
@@ -49,8 +50,8 @@ from needlec.kinds.ruler.kind import TaskName
 ROOT = Path(__file__).resolve().parents[1]
 WARM = 20
 """Items built at each length before the timed ones. Some per-haystack work fills lazily over the first items
-rather than in the first: RULER QA's name checks scan the haystack until a search table pays (about 19 items
-at 128K), and RAG-chunk counts each chunk the first time an item shows it. A compile pays these once."""
+rather than in the first: RULER QA's name checks scan the haystack until its search table is built, and
+RAG-chunk counts each chunk the first time an item shows it. A compile pays these once."""
 
 
 @dataclass(frozen=True)
