@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -14,8 +15,11 @@ from needlec.placement.engine import (
     Counter,
     Insert,
     InsertColumns,
+    Placement,
+    _depth_error,
     _last_at_most,
     _snap_all,
+    _snap_ordered,
     _snap_vector,
     _Stem,
     assemble,
@@ -356,9 +360,12 @@ def test_needles_placed_at_once_where_the_loop_places_them(
     order = list(range(len(targets)))
     always = lo if with_start else None
     looped = _snap_all(targets, order, index, bounds, lo, hi, always)
-    at_once = _snap_vector(targets, order, index, snap, lo, hi, always)
-    assert at_once == looped
-    assert at_once is not None and list(at_once) == order
+    at_once = _snap_vector(np.asarray(targets, dtype=np.int64), index, snap, lo, hi, always)
+    assert at_once == [looped[i] for i in order]
+    if with_start:  # the start's search, targets given in depth order: the same positions, in that order
+        shuffled = order[::-1]
+        placed = _snap_ordered([targets[i] for i in shuffled], shuffled, index, bounds, lo, hi, snap)
+        assert placed == [_snap_all(targets, shuffled, index, bounds, lo, hi, lo)[i] for i in shuffled]
 
 
 def test_needles_midway_between_boundaries_go_to_the_earlier_one(index: HaystackIndex) -> None:
@@ -373,7 +380,7 @@ def test_needles_midway_between_boundaries_go_to_the_earlier_one(index: Haystack
     order = list(range(len(targets)))
     lo, hi = bounds[1], bounds[last]
     looped = _snap_all(targets, order, index, bounds, lo, hi, lo)
-    assert _snap_vector(targets, order, index, "sentence", lo, hi, lo) == looped
+    assert _snap_vector(np.asarray(targets, dtype=np.int64), index, "sentence", lo, hi, lo) == list(looped.values())
     assert all(looped[i] < index.tok_char[t] for i, t in enumerate(targets))  # the earlier boundary each time
 
 
@@ -428,3 +435,36 @@ def test_inserts_held_as_columns_read_and_assemble_as_records(
 def test_insert_columns_refuse_lists_of_unequal_length() -> None:
     with pytest.raises(ValueError, match="2 positions for 1 insert texts"):
         InsertColumns([1, 2], ["a"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    needles=st.lists(
+        st.tuples(
+            st.integers(0, 40), st.integers(1, 30), st.one_of(st.just(100.0), st.floats(0, 100, allow_nan=False))
+        ),
+        min_size=32,
+        max_size=90,
+    ),
+    targets=st.integers(1, 90),  # under 32: one by one
+    total=st.integers(50, 3_000),
+)
+def test_depth_error_is_the_largest_distance_from_a_reachable_depth(
+    needles: list[tuple[int, int, float]], targets: int, total: int
+) -> None:
+    """The depth error of a placement (few needles one by one, 32 or more with numpy): the largest distance of
+    a target needle's achieved depth from its aimed depth, capped at the deepest it can reach, which leaves
+    room for the tokens of the target needles at or after its character (ties share one tail)."""
+    targets = min(targets, len(needles))
+    chars = [4 * c for c, _, _ in needles]  # few distinct characters: many ties
+    sizes = [size for _, size, _ in needles]
+    depths = [depth for _, _, depth in needles]
+    offsets = tuple(c * total // 41 for c, _, _ in needles)  # achieved depths over the whole range
+    placed = Placement(0, 0, (), total, total, offsets, tuple(chars))
+    achieved = placed.depths()
+    worst = 0.0
+    for i in range(targets):
+        tail = sum(sizes[k] for k in range(targets) if chars[k] >= chars[i])
+        reachable = 100.0 * max(0, total - tail) / total
+        worst = max(worst, abs(achieved[i] - min(depths[i], reachable)))
+    assert _depth_error(placed, depths, sizes, targets) == worst

@@ -338,3 +338,77 @@ def test_a_word_list_takes_the_windows_made_at_once(indexes: dict[str, HaystackI
     dashed = sorted([*inserts, Insert(bounds[10], "-dash\n")], key=lambda i: i.pos)
     assert counter._all_rotated(dashed, 0, bounds[0], index.safe.index(bounds[0]), 30_000) is None
     assert counter._windows(0, 30_000, dashed) == _LoopOnly(index)._windows(0, 30_000, dashed)
+
+
+class _WindowsOnly(Counter):
+    """The counter without the word-list counts (`_line_counts`): stems and offsets go through the windows."""
+
+    def _line_counts(self, *args: object) -> None:
+        return None
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    start=st.integers(min_value=0, max_value=60_000),
+    span=st.integers(min_value=400, max_value=8_000),
+    picks=st.lists(st.tuples(st.floats(min_value=0, max_value=1), st.integers(0, 3)), min_size=9, max_size=60),
+    ending=st.lists(st.integers(0, 3), max_size=3),
+    frame=st.sampled_from([("", ""), ("Q: ", " A:")]),
+)
+def test_word_list_counts_at_once_equal_encodings(
+    indexes: dict[str, HaystackIndex],
+    start: int,
+    span: int,
+    picks: list[tuple[float, int]],
+    ending: list[int],
+    frame: tuple[str, str],
+) -> None:
+    """A word list's lines put in at line starts (CWE's hundreds) are counted from their positions at once: a
+    stem's count at every checkpoint is the one its windows give, and every insert's offset, with lines that
+    end the context too (a deepest needle moved to the end), equals the encoding of the text before it."""
+    index = indexes["words"]
+    tokenizer = index.tokenizer
+    lines = HAYSTACKS["words"][1]
+    start = index.boundaries("line")[min(start // 40, len(index.boundaries("line")) - 1)]
+    end = min(start + span, len(index.text))
+    inserts = _inserts(index, "line", start + 1, end - 3, [(f, t) for f, t in picks])
+    inserts += [Insert(end, lines[t]) for t in ending]
+    prefix, suffix = frame
+    counter, windows = Counter(index), _WindowsOnly(index)
+    stem, by_windows = _Stem(counter, start, inserts, prefix), _Stem(windows, start, inserts, prefix)
+    assert stem.points == by_windows.points and stem.before == by_windows.before
+    assert [stem._through(k) for k in range(len(stem.points))] == [
+        by_windows._through(k) for k in range(len(stem.points))
+    ]
+    whole = tokenizer.count(prefix + assemble(index.text, start, end, inserts) + suffix)
+    assert stem.count(end, inserts, len(inserts), suffix) == whole
+    offsets = counter.offsets(start, end, inserts)
+    assert offsets == windows.offsets(start, end, inserts)
+    assert offsets == [
+        tokenizer.count(assemble(index.text, start, ins.pos, inserts[:rank])) for rank, ins in enumerate(inserts)
+    ]
+
+
+def test_a_word_list_is_counted_at_once(indexes: dict[str, HaystackIndex]) -> None:
+    """The property above is not vacuous: lines at line starts, some at one place and two at the context's end,
+    take the counts at once (where line starts verified), and a line that begins with a dash does not."""
+    index = indexes["words"]
+    if "line_start" not in index.safe_classes:
+        pytest.skip("line starts did not verify for this tokenizer on the word list")
+    bounds = [q for q in index.boundaries("line") if 100 < q < 20_000]
+    lines = HAYSTACKS["words"][1][:2]
+    inserts = sorted([Insert(bounds[3 * k + 1], lines[k % 2]) for k in range(40)] + [Insert(bounds[10], "plover\n")])
+    counter = Counter(index)
+    assert counter._line_counts(0, 30_000, inserts, "") is not None
+    ended = [*inserts, Insert(30_000, "plover\n"), Insert(30_000, "marigold\n")]
+    assert counter.offsets(0, 30_000, ended) == _WindowsOnly(index).offsets(0, 30_000, ended)
+    dashed = sorted([*inserts, Insert(bounds[10], "-dash\n")], key=lambda i: i.pos)
+    assert counter._line_counts(0, 30_000, dashed, "") is None
+    # the last line at the text's last line start: its window reaches the text's end, so it is no checkpoint
+    last_line = index.text.rindex("\n", 0, len(index.text) - 1) + 1
+    near_end = [*inserts, Insert(last_line, "plover\n")]
+    stem, by_windows = _Stem(counter, 0, near_end, ""), _Stem(_WindowsOnly(index), 0, near_end, "")
+    assert stem.points == by_windows.points and len(stem.points) == len(inserts) + 1
+    assert [stem._through(k) for k in range(len(stem.points))] == [
+        by_windows._through(k) for k in range(len(stem.points))
+    ]

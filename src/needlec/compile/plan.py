@@ -77,7 +77,8 @@ def random_depths(rule: RandomDepthsRule, count: int, rng: random.Random) -> lis
             f"{count} needles with a minimum gap of {rule.min_gap} points do not fit between depths "
             f"{rule.low} and {rule.high}; lower placement.multi.random.min_gap or use fewer needles"
         )
-    points = sorted(rng.uniform(0.0, room) for _ in range(count))
+    # rng.uniform(0.0, room) is 0.0 + room * rng.random(), which is room * rng.random(): the same points
+    points = sorted([room * r for r in [rng.random() for _ in range(count)]])
     depths = [round(rule.low + p + i * rule.min_gap, 4) for i, p in enumerate(points)]
     rng.shuffle(depths)
     return depths

@@ -132,6 +132,8 @@ class HaystackIndex:
         self._boundaries: dict[str, list[int]] = {}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._tok_array: np.ndarray | None = None
+        self._safe_arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._codes: np.ndarray | None = None
         self.local = len(self.safe) >= 4
 
     def _segment(self) -> Segmentation:
@@ -199,6 +201,23 @@ class HaystackIndex:
                 self._tok_array = np.asarray(self.tok_char, dtype=np.int64)
             got = self._arrays[snap] = (self._tok_array, np.asarray(self.boundaries(snap), dtype=np.int64))
         return got
+
+    def safe_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """`safe` and `safe_tok` as numpy arrays, made once (for counting hundreds of inserts at once)."""
+        if self._safe_arrays is None:
+            import numpy as np
+
+            self._safe_arrays = (np.asarray(self.safe, dtype=np.int64), np.asarray(self.safe_tok, dtype=np.int64))
+        return self._safe_arrays
+
+    def codes(self) -> np.ndarray:
+        """The text's code points as a numpy array, made once (to read the characters around hundreds of
+        inserts at once)."""
+        if self._codes is None:
+            import numpy as np
+
+            self._codes = np.frombuffer(self.text.encode("utf-32-le"), dtype=np.uint32)
+        return self._codes
 
     def token_at(self, char: int) -> int:
         """Index of the token that contains character `char` (or the end)."""

@@ -14,12 +14,15 @@ import itertools
 import operator
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple, overload
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import CLASS_ANCHOR, LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
 from needlec.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MARGIN_TOKENS = 8
 ANCHORED_ROOM_TOKENS = 4
@@ -135,13 +138,22 @@ class Placement:
     needle_tokens: tuple[int, ...]  # token offset of each needle inside the context
     needle_chars: tuple[int, ...]  # character offset of each needle inside the context
 
+    _depths: tuple[float, ...] | None = field(default=None, init=False, repr=False, compare=False)
+
     def context(self, text: str) -> str:
         return assemble(text, self.start, self.end, self.inserts)
 
     def depths(self) -> tuple[float, ...]:
-        if not self.context_tokens:
-            return tuple(0.0 for _ in self.needle_tokens)
-        return tuple(round(100.0 * t / self.context_tokens, 4) for t in self.needle_tokens)
+        """Each needle's achieved depth in percent, to 4 decimals (worked out once: CWE has 300)."""
+        if self._depths is None:
+            total = self.context_tokens
+            depths = (
+                tuple(round(100.0 * t / total, 4) for t in self.needle_tokens)
+                if total
+                else (0.0,) * len(self.needle_tokens)
+            )
+            object.__setattr__(self, "_depths", depths)
+        return self._depths  # type: ignore[return-value]
 
 
 def assemble(text: str, start: int, end: int, inserts: Sequence[Insert]) -> str:
@@ -232,6 +244,7 @@ class Counter:
         self._split_pattern: Any = None  # the class points as a lookahead, to split an interior at them
         self._other_line: Any = None  # a line break not at a verified line start (False: no such class verified)
         self._joints: dict[str, bool] = {}
+        self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
 
     def _remember_long(self, text: str) -> None:
         """Account for a long insert text about to be kept as a memo key, emptying both memos past the limits."""
@@ -513,45 +526,98 @@ class Counter:
     def _all_rotated(
         self, inserts: list[Insert], start: int, b: int, b_at: int, end: int
     ) -> tuple[list[Window], list[int], list[int]] | None:
-        """`_windows`' windows, but for its last, when every insert is at a safe point after `b` (the first
-        window's end from `start`, safe point `b_at`), each position two characters or more after the one
-        before it and before `end`, and the inserts at each read as their own windows (`_rotated` with no tail:
-        every joint before, between and after them is a point of a verified class): a word list's lines
-        (CWE's hundreds). Then the loop's windows follow from the positions alone, with no call per insert;
-        None where any insert is not so (the loop decides then). Also the gap before each insert's window and
-        the safe index of its position."""
-        positions = list(map(_POS, inserts))
-        if positions[0] <= b or positions[0] < 1 or positions[-1] + 2 > end:
+        """`_windows`' windows, but for its last, when every insert is its own rotated window at a safe point
+        (`_rotation`): then they follow from the positions alone, with no call per insert; None where any
+        insert is not so (the loop decides then). Also the gap before each insert's window and the safe
+        index of its position."""
+        got = self._rotation(inserts, b, b_at, end)
+        if got is None:
             return None
-        if any(q < p or p < q < p + 2 for p, q in itertools.pairwise(positions)):
-            return None
-        safe, safe_tok = self.index.safe, self.index.safe_tok
-        ats = list(map(bisect.bisect_left, itertools.repeat(safe), positions))
-        if ats[-1] >= len(safe) or any(safe[at] != pos for at, pos in zip(ats, positions, strict=True)):
-            return None
-        hay = self.index.text
-        known = self._joints
+        positions, texts, gaps, ats = got
         n = len(inserts)
-        for r, (pos, text) in enumerate(inserts):
-            if not text:
-                return None
-            # the joints `_rotated` checks: before each insert (after the one before it at its place, if any)
-            # and after the last at each place
-            left = inserts[r - 1].text[-1] if r and positions[r - 1] == pos else hay[pos - 1]
-            probes = [left + text[:2]]
-            if r + 1 == n or positions[r + 1] != pos:
-                probes.append(text[-1] + hay[pos : pos + 2])
-            for probe in probes:
-                ok = known.get(probe)
-                if ok is None:
-                    ok = known[probe] = self._patterns()[0].match(probe, 1) is not None
-                if not ok:
-                    return None
-        tokens = [safe_tok[b_at], *map(safe_tok.__getitem__, ats)]
-        gaps = list(map(operator.sub, tokens[1:], tokens[:-1]))
         out: list[Window] = [(start, b, 0, 0, 0, "")]
-        out += zip(positions, positions, range(n - 1), range(1, n), gaps, map(_TEXT, inserts), strict=False)
+        out += zip(positions, positions, range(n - 1), range(1, n), gaps, texts, strict=False)
         return out, gaps, ats
+
+    def _rotation(
+        self, inserts: Sequence[Insert], b: int, b_at: int, end: int
+    ) -> tuple[list[int], list[str], list[int], list[int]] | None:
+        """The inserts' positions, texts, gaps and safe indexes when every insert is at a safe point after `b`
+        (the first window's end from the context's start, safe point `b_at`), each position two characters or
+        more after the one before it and before `end`, and the inserts at each read as their own windows
+        (`_rotated` with no tail: every joint before, between and after them is a point of a verified class):
+        a word list's lines (CWE's hundreds); None otherwise. The gap before insert r is the haystack's tokens
+        from the safe point before it (b, or insert r - 1's position) to its position. Worked out with numpy
+        and one check per distinct joint, as `_windows`' loop would find them one insert at a time."""
+        import numpy as np
+
+        positions = list(map(_POS, inserts))
+        texts = list(map(_TEXT, inserts))
+        if positions[0] <= b or positions[0] < 1 or positions[-1] + 2 > end or not all(texts):
+            return None
+        at = np.asarray(positions, dtype=np.int64)
+        steps = np.diff(at)
+        if len(steps) and (steps.min() < 0 or (steps == 1).any()):
+            return None
+        safe, safe_tok = self.index.safe_arrays()
+        ats = np.searchsorted(safe, at)
+        if ats[-1] >= len(safe) or (safe[ats] != at).any():
+            return None
+        # the joints `_rotated` checks, before each insert (after the one before it at its place, if any) and
+        # after the last at each place, each distinct one once; those after the inserts (hundreds of distinct
+        # ones) are memoised by their three characters' code points
+        distinct = list(dict.fromkeys(texts))
+        rank = {t: r for r, t in enumerate(distinct)}
+        ids = np.fromiter(map(rank.__getitem__, texts), dtype=np.int64, count=len(texts))
+        last = np.fromiter((ord(t[-1]) for t in distinct), dtype=np.int64, count=len(distinct))
+        codes = self.index.codes()
+        lefts = codes[at - 1].astype(np.int64)
+        same = steps == 0  # same[r]: insert r + 1 is at insert r's place
+        if same.any():
+            lefts[1:][same] = last[ids[:-1][same]]
+        ends = np.append(~same, True)  # the last insert at each place
+        after = at[ends]
+        rights = set(((last[ids[ends]] << 42) | (codes[after].astype(np.int64) << 21) | codes[after + 1]).tolist())
+        joints = self._joint_codes
+        match = self._patterns()[0].match
+        for k in rights - joints.keys():
+            joints[k] = match(chr(k >> 42) + chr(k >> 21 & 0x1FFFFF) + chr(k & 0x1FFFFF), 1) is not None
+        if not all(map(joints.__getitem__, rights)):
+            return None
+        known = self._joints
+        for k in set(((lefts << 32) | ids).tolist()):
+            probe = chr(k >> 32) + distinct[k & 0xFFFFFFFF][:2]
+            ok = known.get(probe)
+            if ok is None:
+                ok = known[probe] = match(probe, 1) is not None
+            if not ok:
+                return None
+        gaps = safe_tok[ats]
+        gaps[1:] -= gaps[:-1].copy()
+        gaps[0] -= self.index.safe_tok[b_at]
+        return positions, texts, gaps.tolist(), ats.tolist()
+
+    def _line_counts(
+        self, start: int, end: int, inserts: list[Insert], prefix: str
+    ) -> tuple[list[int], list[int], list[int]] | None:
+        """Where `_windows` makes every insert its own rotated window at once (`_rotation`), the context's
+        checkpoints and counts without its windows: the end of the first window (the haystack from `start`
+        to its first safe point, after `prefix`) and each insert's position; the count up to each (the one
+        before it, the haystack's tokens between by index arithmetic, and the insert's own tokens, as `_sum`
+        adds them); and the gap before each insert. None where `_windows` takes no such fast path."""
+        safe = self.index.safe
+        j = bisect.bisect_left(safe, start + 1)
+        if len(inserts) <= 8 or j >= len(safe) or safe[j] >= end:
+            return None
+        got = self._rotation(inserts, safe[j], j, end)
+        if got is None:
+            return None
+        positions, texts, gaps, _ = got
+        head = self.encoded(prefix + self.index.text[start : safe[j]])
+        own = {t: self.encoded(t) if len(t) < LONG_INSERT else self.tokens(t) for t in set(texts)}
+        counts = list(map(own.__getitem__, texts))
+        running = list(itertools.accumulate(map(operator.add, gaps, counts), initial=head))
+        return [safe[j], *positions], running, gaps
 
     def _rotated(self, run: list[Insert], s: int, following: int, end: int) -> list[str] | None:
         """The texts of a run of inserts at one position read from safe point `s` (at or before it) on, when
@@ -732,6 +798,19 @@ class Counter:
                 else 0
                 for rank, ins in enumerate(inserts)
             ]
+        # inserts rotated at safe points (a word list's lines): the count up to each and the gap before it; the
+        # inserts that end the context (a deepest needle moved there) from the last such point on
+        m = len(inserts)
+        while m and inserts[m - 1].pos + 2 > end:
+            m -= 1
+        if m > 8 and (m == len(inserts) or inserts[m].pos >= inserts[m - 1].pos + 2):
+            lines = self._line_counts(start, end, inserts[:m], "")
+            if lines is not None:
+                points, running, gaps = lines
+                found = list(map(operator.add, running, gaps))
+                if m < len(inserts):
+                    found += [running[m] + t for t in self.offsets(points[-1], end, inserts[m:])]
+                return found
         out: list[int] = []
         before = 0  # tokens of the assembled text before the current window
         for a, b, first, last, gap, rotated in self._windows(start, end, inserts, for_offsets=True):
@@ -775,9 +854,21 @@ class _Stem:
         self.points: list[int] = []  # checkpoint k: the end of window k
         self.before: list[int] = []  # checkpoint k: the inserts before it
         self._known: dict[int, int] = {-1: 0}  # checkpoint -> count up to it (-1: the start, nothing counted)
-        limit = len(counter.index.text)
-        if not counter.index.local or not counter._in_order(begin, limit, inserts):
+        index = counter.index
+        limit = len(index.text)
+        if not index.local:
             return  # no checkpoints: every count is the counter's own
+        lines = counter._line_counts(begin, limit, inserts, prefix)  # (it checks the inserts' order itself)
+        if lines is not None:  # a word list's lines: every checkpoint's count at once, without windows
+            self.points, running, _ = lines
+            i = bisect.bisect_right(index.safe, limit - 2) - 1
+            if (index.safe[i] if i >= 0 and index.safe[i] > begin else begin) <= self.points[-1]:
+                self.points.pop()  # the last insert's window reaches the text's end: `_windows` makes it the last
+            self.before = list(range(len(self.points)))
+            self._known.update(zip(self.before, running, strict=False))  # running: one more (the popped)
+            return
+        if not counter._in_order(begin, limit, inserts):
+            return
         self.windows = counter._windows(begin, limit, inserts)[:-1]
         self.points = [w[1] for w in self.windows]
         self.before = [w[3] for w in self.windows]
@@ -1086,6 +1177,13 @@ def _place_on_boundaries(
     corrections: dict[bool, int | None] = {} if at_end else {False: None}
     if depths[order[-1]] >= DEEP_DEPTH:
         corrections[True] = None
+    # each needle's aim from a start's token index on, and its insert text, in `order`: the same for every start
+    aimed: list[int] = []
+    before = 0
+    for i in order:
+        aimed.append(round(depths[i] / 100.0 * context_est) - before)
+        before += needle_tokens[i]
+    texts = [needles[i] + joiner for i in order]
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
     steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
     moves = {False: 0, True: 0}  # the largest move of an end search's correction from one start counted to the next
@@ -1102,8 +1200,10 @@ def _place_on_boundaries(
     def judge(placed: Placement) -> bool:
         """Whether `placed` is within the tolerance; else keep it if it is the closest so far."""
         nonlocal closest
+        if tolerance is None:
+            return True
         error = _depth_error(placed, depths, needle_tokens, targets)
-        if tolerance is None or error <= tolerance:
+        if error <= tolerance:
             return True
         if closest is None or error < closest[0]:
             closest = (error, placed)
@@ -1158,16 +1258,10 @@ def _place_on_boundaries(
             for deep, seam in corrections.items()
         ):
             continue  # no sentence end can make this start exact or closer than a window found: passed over
-        before = 0
-        aims = {}
-        for i in order:
-            aims[i] = t_first + round(depths[i] / 100.0 * context_est) - before
-            before += needle_tokens[i]
         hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
-        positions = _snap_all(
-            [aims[i] for i in range(len(needles))], order, index, bounds, begin, hi, always=begin, snap=snap
-        )
-        inserts = _inserts(positions, needles, order, joiner, last_without_joiner=False)
+        spots = _snap_ordered([t_first + aim for aim in aimed], order, index, bounds, begin, hi, snap)
+        positions = dict(zip(order, spots, strict=True))
+        inserts: list[Insert] = list(map(tuple.__new__, itertools.repeat(Insert), zip(spots, texts, strict=True)))
         last = inserts[-1].pos if inserts else begin
         found: list[_Short] = []
         stem = _Stem(counter, begin, inserts, prefix)  # this start's context counted once for every end tried
@@ -1332,8 +1426,12 @@ def _end_with_deepest(
     boundary's count is above it. `stem` is the window start's count with the needles where `positions`
     has them."""
     index = counter.index
-    last = [i for i in order if depths[i] >= 100.0] or order[-1:]  # the needles that end the context
-    floor = max([positions[i] for i in order if i not in last], default=begin)
+    # the needles that end the context: those at depth 100 (the last ones in `order`), else the deepest
+    tail = 0
+    while tail < len(order) and depths[order[-1 - tail]] >= 100.0:
+        tail += 1
+    tail = tail or 1
+    floor = max(map(positions.__getitem__, order[:-tail]), default=begin)
     lo = bisect.bisect_right(bounds, floor)
     hi = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
     if lo > hi:
@@ -1341,7 +1439,7 @@ def _end_with_deepest(
 
     # only the last needles move with the end: the stem's inserts with those entries re-placed (the very last
     # without its joiner, as it ends the context)
-    moving = [rank for rank, i in enumerate(order) if i in last]
+    moving = range(len(order) - tail, len(order))
     first = list(stem.inserts)
     for rank in moving:
         ending = "" if rank == len(order) - 1 else joiner
@@ -1385,6 +1483,17 @@ def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int
     worst = 0.0
     achieved = placed.depths()
     chars = placed.needle_chars
+    if targets >= SNAP_VECTOR_MIN:  # CWE's 300 words: the same sums with numpy
+        import numpy as np
+
+        at = np.asarray(chars[:targets], dtype=np.int64)
+        ranked = np.argsort(at, kind="stable")
+        # the tokens of the needles from each rank on, and the first rank at each needle's character
+        after = np.cumsum(np.asarray(needle_tokens[:targets], dtype=np.int64)[ranked][::-1])[::-1]
+        reach = after[np.searchsorted(at[ranked], at, side="left")]
+        reachables = 100.0 * np.maximum(0, total - reach) / total
+        aimed = np.minimum(np.asarray(depths[:targets], dtype=np.float64), reachables)
+        return max(worst, float(np.abs(np.asarray(achieved[:targets], dtype=np.float64) - aimed).max()))
     # tails[i]: tokens of the target needles at or after needle i's character (ties included), by one
     # pass over them from the last one back
     tails = [0] * targets
@@ -1511,9 +1620,12 @@ def _snap_all(
     (the window start) where it is nearer and not below the floor; the floor where no boundary is in range.
     `bounds` are the boundaries of `snap` when it is given: many needles are then placed by `_snap_vector`."""
     if snap is not None and len(order) >= SNAP_VECTOR_MIN:
-        placed = _snap_vector(targets, order, index, snap, lo, hi, always)
+        import numpy as np
+
+        wanted = np.fromiter((targets[i] for i in order), dtype=np.int64, count=len(order))
+        placed = _snap_vector(wanted, index, snap, lo, hi, always)
         if placed is not None:
-            return placed
+            return dict(zip(order, placed, strict=True))
     positions: dict[int, int] = {}
     floor = lo
     n_tokens, tok_char, n = index.n_tokens, index.tok_char, len(bounds)
@@ -1537,11 +1649,29 @@ def _snap_all(
     return positions
 
 
+def _snap_ordered(
+    targets: list[int], order: list[int], index: HaystackIndex, bounds: list[int], lo: int, hi: int, snap: str
+) -> list[int]:
+    """`_snap_all` with the window start as `always`, for targets given in `order`: the positions in `order`."""
+    if len(order) >= SNAP_VECTOR_MIN:
+        import numpy as np
+
+        placed = _snap_vector(np.asarray(targets, dtype=np.int64), index, snap, lo, hi, lo)
+        if placed is not None:
+            return placed
+    by_needle = [0] * len(order)
+    for i, target in zip(order, targets, strict=True):
+        by_needle[i] = target
+    positions = _snap_all(by_needle, order, index, bounds, lo, hi, always=lo, snap=None)
+    return [positions[i] for i in order]
+
+
 def _snap_vector(
-    targets: list[int], order: list[int], index: HaystackIndex, snap: str, lo: int, hi: int, always: int | None
-) -> dict[int, int] | None:
+    wanted: np.ndarray, index: HaystackIndex, snap: str, lo: int, hi: int, always: int | None
+) -> list[int] | None:
     """`_snap_all` for many needles at once with numpy, or None (for the loop) where `always` is given and is
-    not `lo`, where `hi` is below `lo`, or where `snap` has no boundaries.
+    not `lo`, where `hi` is below `lo`, or where `snap` has no boundaries. `wanted` holds the target tokens
+    in the needles' order; the positions come in that order.
 
     Every needle is snapped with the floor at `lo`, and the loop's positions are the running maximum of
     those. A needle whose target lies at or above the position p before it (a boundary, or `lo`) has its
@@ -1556,7 +1686,6 @@ def _snap_vector(
     n = len(bounds)
     if not n:
         return None
-    wanted = np.fromiter((targets[i] for i in order), dtype=np.int64, count=len(order))
     x = tok_char[np.clip(wanted, 0, index.n_tokens)]
     y = np.clip(x, lo, hi)
     j = np.searchsorted(bounds, y, side="left")
@@ -1568,7 +1697,8 @@ def _snap_vector(
     q = np.where(nearer_after, after, np.where(before_ok, before, lo))
     if always is not None:
         q = np.where((~before_ok & ~after_ok) | (np.abs(always - x) < np.abs(q - x)), always, q)
-    return dict(zip(order, np.maximum.accumulate(q).tolist(), strict=True))
+    placed: list[int] = np.maximum.accumulate(q).tolist()
+    return placed
 
 
 def _inserts(
@@ -1598,28 +1728,22 @@ def _measure(
     `needle_inserts` lists which inserts are the needles, in `order` (default: all of them, one each).
     """
     offsets = counter.offsets(begin, end, inserts)
-    which = needle_inserts if needle_inserts is not None else list(range(len(inserts)))
-    starts: list[int] = []  # character offset of each insert in the context
-    chars_before = 0
-    cursor = begin
-    for ins in inserts:
-        chars_before += ins.pos - cursor
-        cursor = ins.pos
-        starts.append(chars_before)
-        chars_before += len(ins.text)
-    token_offsets: dict[int, int] = {}
-    char_offsets: dict[int, int] = {}
-    for rank, i in enumerate(order):
-        token_offsets[i] = offsets[which[rank]]
-        char_offsets[i] = starts[which[rank]]
+    # character offset of each insert in the context: the haystack before it and the inserts before it
+    written = itertools.accumulate(map(len, map(_TEXT, inserts)), initial=0)
+    starts = [pos - begin + chars for pos, chars in zip(map(_POS, inserts), written, strict=False)]
+    token_offsets = [0] * len(needles)
+    char_offsets = [0] * len(needles)
+    for i, k in zip(order, needle_inserts if needle_inserts is not None else range(len(order)), strict=False):
+        token_offsets[i] = offsets[k]
+        char_offsets[i] = starts[k]
     return Placement(
         start=begin,
         end=end,
         inserts=tuple(inserts),
         total_tokens=total,
         context_tokens=context_tokens,
-        needle_tokens=tuple(token_offsets[i] for i in range(len(needles))),
-        needle_chars=tuple(char_offsets[i] for i in range(len(needles))),
+        needle_tokens=tuple(token_offsets),
+        needle_chars=tuple(char_offsets),
     )
 
 
