@@ -192,6 +192,9 @@ def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return [(a, b) for a, b in merged]
 
 
+_NO_CHAR = 0x1FFFFF
+"""Past every code point: a joint's third character, where there is none (and the mask of one of 21 bits)."""
+
 Window = tuple[int, int, int, int, int, str]
 """A seam window (`Counter._windows`): characters a to b, inserts first:last, the tokens before it, and the
 text of its rotated insert (empty for a window of haystack text)."""
@@ -555,8 +558,8 @@ class Counter:
         texts = list(map(_TEXT, inserts))
         if positions[0] <= b or positions[0] < 1 or positions[-1] + 2 > end or not all(texts):
             return None
-        at = np.asarray(positions, dtype=np.int64)
-        steps = np.diff(at)
+        at = np.array(positions, dtype=np.int64)
+        steps = at[1:] - at[:-1]
         if len(steps) and (steps.min() < 0 or (steps == 1).any()):
             return None
         safe, safe_tok = self.index.safe_arrays()
@@ -564,34 +567,31 @@ class Counter:
         if ats[-1] >= len(safe) or (safe[ats] != at).any():
             return None
         # the joints `_rotated` checks, before each insert (after the one before it at its place, if any) and
-        # after the last at each place, each distinct one once; those after the inserts (hundreds of distinct
-        # ones) are memoised by their three characters' code points
+        # after the last at each place: each three characters (the left one and the two after it; two where an
+        # insert is one character long), keyed by their code points, checked once and memoised
         distinct = list(dict.fromkeys(texts))
         rank = {t: r for r, t in enumerate(distinct)}
-        ids = np.fromiter(map(rank.__getitem__, texts), dtype=np.int64, count=len(texts))
-        last = np.fromiter((ord(t[-1]) for t in distinct), dtype=np.int64, count=len(distinct))
+        ids = np.array(list(map(rank.__getitem__, texts)), dtype=np.int64)
+        last = np.array([ord(t[-1]) for t in distinct], dtype=np.int64)
+        heads = np.array([ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct], dtype=np.int64)
         codes = self.index.codes()
         lefts = codes[at - 1].astype(np.int64)
         same = steps == 0  # same[r]: insert r + 1 is at insert r's place
         if same.any():
             lefts[1:][same] = last[ids[:-1][same]]
-        ends = np.append(~same, True)  # the last insert at each place
+        ends = np.ones(len(at), dtype=bool)  # the last insert at each place
+        ends[:-1] = ~same
         after = at[ends]
-        rights = set(((last[ids[ends]] << 42) | (codes[after].astype(np.int64) << 21) | codes[after + 1]).tolist())
+        rights = (last[ids[ends]] << 42) | (codes[after].astype(np.int64) << 21) | codes[after + 1]
+        probes = set(rights.tolist())
+        probes.update(((lefts << 42) | heads[ids]).tolist())
         joints = self._joint_codes
         match = self._patterns()[0].match
-        for k in rights - joints.keys():
-            joints[k] = match(chr(k >> 42) + chr(k >> 21 & 0x1FFFFF) + chr(k & 0x1FFFFF), 1) is not None
-        if not all(map(joints.__getitem__, rights)):
+        for k in probes - joints.keys():
+            chars = chr(k >> 42) + chr(k >> 21 & _NO_CHAR) + ("" if k & _NO_CHAR == _NO_CHAR else chr(k & _NO_CHAR))
+            joints[k] = match(chars, 1) is not None
+        if not all(map(joints.__getitem__, probes)):
             return None
-        known = self._joints
-        for k in set(((lefts << 32) | ids).tolist()):
-            probe = chr(k >> 32) + distinct[k & 0xFFFFFFFF][:2]
-            ok = known.get(probe)
-            if ok is None:
-                ok = known[probe] = match(probe, 1) is not None
-            if not ok:
-                return None
         gaps = safe_tok[ats]
         gaps[1:] -= gaps[:-1].copy()
         gaps[0] -= self.index.safe_tok[b_at]
