@@ -42,7 +42,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from needlec.kinds.base import Draw, NeedleKindBase
-from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, join_english
+from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, join_english, shuffled
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
@@ -431,17 +431,17 @@ class RulerKind(NeedleKindBase):
 
     def _cwe(self, case: str, rng: random.Random) -> Draw:
         c = self.config
-        pool = [w for w in self.common_pool if w not in self.exclude]
+        # the pool holds no haystack word (`bind_haystacks`): drawn in one random order, by one buffer of
+        # random bytes (`shuffled`), the first words that are no part of one another taken
         common: list[str] = []
-        for word in rng.sample(pool, len(pool)):
+        for word in shuffled(rng, self.common_pool):
             if not any(word in other or other in word for other in common):
                 common.append(word)
                 if len(common) == c.num_common:
                     break
         if len(common) < c.num_common:
             raise RulerGenerationError(f"only {len(common)} reserved words can serve as common words")
-        sequence = [word for word in common for _ in range(c.common_freq)]
-        rng.shuffle(sequence)
+        sequence = shuffled(rng, [word for word in common for _ in range(c.common_freq)])
         count = c.num_common
         return Draw(
             needles=tuple(sequence),
