@@ -335,7 +335,9 @@ def test_assemble_puts_each_insert_in_at_its_position(
             expected += text[cursor:pos] + piece
             cursor = pos
     expected += text[cursor:end]
-    assert assemble(text, start, end, [Insert(pos, piece) for pos, piece in inserts]) == expected
+    records = [Insert(pos, piece) for pos, piece in inserts]
+    assert assemble(text, start, end, records) == expected
+    assert assemble(text, start, end, records, "<<", ">>") == "<<" + expected + ">>"  # a message around it
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -430,6 +432,7 @@ def test_inserts_held_as_columns_read_and_assemble_as_records(
         if at < end:
             expected.append(text[at])
     assert assemble(text, start, end, columns) == "".join(expected) == assemble(text, start, end, records)
+    assert assemble(text, start, end, columns, "Q", "A") == "Q" + "".join(expected) + "A"
 
 
 def test_insert_columns_refuse_lists_of_unequal_length() -> None:

@@ -191,8 +191,8 @@ def build_item(
         target_depths = laid.target_depths[: len(draw.needles)]
         distractor_depths = laid.target_depths[len(draw.needles) :]
     alone = spec.length.counted == "needles"
-    context = placement.context(view.index.text)
-    messages[-1]["content"] = prefix + context + suffix
+    content = messages[-1]["content"] = placement.context(view.index.text, prefix, suffix)
+    context_end = len(content) - len(suffix)
     if counted_prompt or alone:
         prompt_tokens = placement.total_tokens + others
     else:
@@ -237,7 +237,7 @@ def build_item(
         needles=placed,
         languages=languages,
         messages=[Message(role=m["role"], content=m["content"]) for m in messages],  # type: ignore[arg-type]
-        context_span=ContextSpan(message=len(messages) - 1, start=len(prefix), end=len(prefix) + len(context)),
+        context_span=ContextSpan(message=len(messages) - 1, start=len(prefix), end=context_end),
         question=draw.question,
         answer_prefix=answer_prefix,
         answers=[list(fact) for fact in draw.answers],

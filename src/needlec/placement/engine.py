@@ -140,8 +140,9 @@ class Placement:
 
     _depths: tuple[float, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
-    def context(self, text: str) -> str:
-        return assemble(text, self.start, self.end, self.inserts)
+    def context(self, text: str, prefix: str = "", suffix: str = "") -> str:
+        """The assembled context, after `prefix` and before `suffix` (a message's text around it)."""
+        return assemble(text, self.start, self.end, self.inserts, prefix, suffix)
 
     def depths(self) -> tuple[float, ...]:
         """Each needle's achieved depth in percent, to 4 decimals (worked out once: CWE has 300)."""
@@ -156,17 +157,22 @@ class Placement:
         return self._depths  # type: ignore[return-value]
 
 
-def assemble(text: str, start: int, end: int, inserts: Sequence[Insert]) -> str:
-    """The haystack from `start` to `end` with the inserts put in at their positions (those outside it left out)."""
+def assemble(text: str, start: int, end: int, inserts: Sequence[Insert], prefix: str = "", suffix: str = "") -> str:
+    """The haystack from `start` to `end` with the inserts put in at their positions (those outside it left
+    out), after `prefix` and before `suffix`: one join of the pieces, so a long context is copied once."""
     if not inserts:
-        return text[start:end]
+        return prefix + text[start:end] + suffix
     columns = isinstance(inserts, InsertColumns)
     cuts = [start, *(inserts.positions if columns else map(_POS, inserts))]  # type: ignore[attr-defined]
     if min(cuts) >= start and max(cuts) <= end:  # every insert inside: the same pieces, sliced without a loop
-        hay = list(map(text.__getitem__, map(slice, cuts, cuts[1:])))
-        texts = inserts.texts if columns else map(_TEXT, inserts)  # type: ignore[attr-defined]
-        return "".join(itertools.chain.from_iterable(zip(hay, texts, strict=True))) + text[cuts[-1] : end]
-    pieces: list[str] = []
+        n = len(cuts)
+        pieces: list[str] = [prefix] * (2 * n + 1)
+        pieces[1 : 2 * n - 1 : 2] = map(text.__getitem__, map(slice, cuts, cuts[1:]))
+        pieces[2 : 2 * n : 2] = inserts.texts if columns else map(_TEXT, inserts)  # type: ignore[attr-defined]
+        pieces[-2] = text[cuts[-1] : end]
+        pieces[-1] = suffix
+        return "".join(pieces)
+    pieces = [prefix]
     cursor = start
     for ins in inserts:
         if start <= ins.pos <= end:
@@ -174,6 +180,7 @@ def assemble(text: str, start: int, end: int, inserts: Sequence[Insert]) -> str:
             pieces.append(ins.text)
             cursor = ins.pos
     pieces.append(text[cursor:end])
+    pieces.append(suffix)
     return "".join(pieces)
 
 
