@@ -62,9 +62,10 @@ class DistinctPool:
 
         Bounded by MAX_DRAW_ATTEMPTS, after which a RulerGenerationError names what could not be drawn.
         """
+        excluded = self.excluded.words
         for _ in range(MAX_DRAW_ATTEMPTS):
             value = make(self.rng)
-            if value not in self.drawn and value not in self.excluded and (accept is None or accept(value)):
+            if value not in self.drawn and value not in excluded and (accept is None or accept(value)):
                 self.drawn.add(value)
                 return value
         raise RulerGenerationError(
@@ -80,11 +81,12 @@ class DistinctPool:
         Bounded as `draw` is: MAX_DRAW_ATTEMPTS candidates in a row rejected raise a RulerGenerationError."""
         out: list[str] = []
         rejected = 0
+        drawn, excluded, keep = self.drawn, self.excluded.words, out.append
         while len(out) < count:
             for value in make_many(count - len(out)):
-                if value not in self.drawn and value not in self.excluded:
-                    self.drawn.add(value)
-                    out.append(value)
+                if value not in drawn and value not in excluded:
+                    drawn.add(value)
+                    keep(value)
                     rejected = 0
                     continue
                 rejected += 1

@@ -21,6 +21,7 @@ import random
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, random_letters, shuffled
 from needlec.languages.wordlists import cwe_words
@@ -75,13 +76,19 @@ class WordTaskItem:
     """A drawn word-extraction item: the word sequence, its rendering, counts and answers."""
 
     sequence: tuple[str, ...]
-    text: str
     counts: tuple[tuple[str, int], ...]
     """(word, occurrences) for every distinct word, highest count first (noise token included for FWE)."""
     answers: tuple[tuple[str, ...], ...]
     instruction: str
     question: str
     answer_prefix: str
+    numbered: bool = False
+    separator: str = " "
+
+    @cached_property
+    def text(self) -> str:
+        """The sequence as RULER writes it (rendered when first read: the compile inserts the words as lines)."""
+        return _render(self.sequence, self.numbered, self.separator)
 
 
 def _render(sequence: Sequence[str], numbered: bool, separator: str) -> str:
@@ -133,12 +140,13 @@ def generate_common_words(
     count = spec.num_common
     return WordTaskItem(
         sequence=tuple(sequence),
-        text=_render(sequence, spec.numbered, spec.separator),
         counts=tuple(counts),
         answers=tuple((word,) for word in common),
         instruction=spec.wording.instruction,
         question=spec.wording.question.format(count=count),
         answer_prefix=spec.wording.answer_prefix.format(count=count),
+        numbered=spec.numbered,
+        separator=spec.separator,
     )
 
 
@@ -156,10 +164,12 @@ def zeta(alpha: float) -> float:
     return head + tail
 
 
-def zipf_counts(num_words: int, vocab_size: int, alpha: float) -> list[int]:
-    """RULER's FWE counts: floor(num_words * k^-alpha / zeta(alpha)) for ranks k = 1..vocab_size."""
+@lru_cache(maxsize=64)
+def zipf_counts(num_words: int, vocab_size: int, alpha: float) -> tuple[int, ...]:
+    """RULER's FWE counts: floor(num_words * k^-alpha / zeta(alpha)) for ranks k = 1..vocab_size (worked out
+    once per length: every FWE item of a length has the same)."""
     norm = zeta(alpha)
-    return [int(num_words * math.pow(k, -alpha) / norm) for k in range(1, vocab_size + 1)]
+    return tuple(int(num_words * math.pow(k, -alpha) / norm) for k in range(1, vocab_size + 1))
 
 
 def generate_frequent_words(
@@ -177,7 +187,7 @@ def generate_frequent_words(
     counts = zipf_counts(num_words, vocab_size, spec.alpha)
     top = spec.num_noise + spec.num_answers + 1
     if vocab_size < top or any(counts[i] <= counts[i + 1] for i in range(top - 1)):
-        shown = counts[: min(top, len(counts))]
+        shown = list(counts[: min(top, len(counts))])
         raise RulerGenerationError(
             f"FWE with {num_words} words over {vocab_size} coded words gives top counts {shown}: "
             "they must be strictly decreasing, use more words"
@@ -203,10 +213,10 @@ def generate_frequent_words(
     count = spec.num_answers
     return WordTaskItem(
         sequence=tuple(sequence),
-        text=_render(sequence, False, spec.separator),
         counts=tuple(sorted(tally.items(), key=lambda pair: -pair[1])),
         answers=tuple((word,) for word in answers),
         instruction=spec.wording.instruction,
         question=spec.wording.question.format(count=count),
         answer_prefix=spec.wording.answer_prefix.format(count=count),
+        separator=spec.separator,
     )
