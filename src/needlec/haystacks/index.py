@@ -134,6 +134,7 @@ class HaystackIndex:
         self._tok_array: np.ndarray | None = None
         self._safe_arrays: tuple[np.ndarray, np.ndarray] | None = None
         self._codes: np.ndarray | None = None
+        self._ends: dict[int, tuple[int, int]] = {}
         self.local = len(self.safe) >= 4
 
     def _segment(self) -> Segmentation:
@@ -218,6 +219,17 @@ class HaystackIndex:
 
             self._codes = np.frombuffer(self.text.encode("utf-32-le"), dtype=np.uint32)
         return self._codes
+
+    def ends_at(self, q: int) -> tuple[int, int]:
+        """The token index of character `q` and of the end of the text before it (`q` less the whitespace in
+        front of it), memoised: a window search looks up the same sentence ends for many starts and items."""
+        got = self._ends.get(q)
+        if got is None:
+            text, end = self.text, q
+            while end > 0 and text[end - 1].isspace():
+                end -= 1
+            got = self._ends[q] = (self.token_at(q), self.token_at(end))
+        return got
 
     def token_at(self, char: int) -> int:
         """Index of the token that contains character `char` (or the end)."""

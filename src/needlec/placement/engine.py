@@ -1248,22 +1248,21 @@ def _place_on_boundaries(
         k_end = t_first + hay_tokens
         if k_end + 4 * MARGIN_TOKENS >= index.n_tokens:
             break
-        if not any(
-            seam is None
-            or _worth_counting(
+        for search, seam in corrections.items():  # per end search: the last start's correction
+            if seam is None or _worth_counting(
                 index,
                 bounds,
                 begin,
                 t_first,
                 fixed + seam,
                 target,
-                deep,
-                fewest[deep],
-                steady[deep] >= STEADY_STARTS,
-                slack=min(PREDICT_SLACK, moves[deep] + MOVE_MARGIN),
-            )
-            for deep, seam in corrections.items()
-        ):
+                search,
+                fewest[search],
+                steady[search] >= STEADY_STARTS,
+                slack=min(PREDICT_SLACK, moves[search] + MOVE_MARGIN),
+            ):
+                break
+        else:
             continue  # no sentence end can make this start exact or closer than a window found: passed over
         hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
         spots = _snap_ordered([t_first + aim for aim in aimed], order, index, bounds, begin, hi, snap)
@@ -1346,11 +1345,16 @@ def _worth_counting(
         return True  # outside the index: let the exact count decide
     j = bisect.bisect_left(bounds, index.tok_char[k])
     shorter = 0 if steady else PREDICT_SLACK  # the margin for a window no closer than the closest found
-    text, token_at = index.text, index.token_at
+    ends_at = index.ends_at
     for q in bounds[max(0, j - 2) : j + 2]:
         # a window that ends with its deepest needle ends at the boundary itself; else at the text before it
-        end = q if deep else _text_end(text, q, begin)
-        off = target - (token_at(end) - t_first) - added  # _predicted, with `begin`'s token index known
+        # (`_text_end`, which stops at `begin`: the token index is then `begin`'s, as the index grows with it)
+        at_q, before_q = ends_at(q)
+        if deep:
+            reached = at_q
+        else:
+            reached = max(before_q, t_first) if q > begin else index.token_at(_text_end(index.text, q, begin))
+        off = target - (reached - t_first) - added  # _predicted, with `begin`'s token index known
         if abs(off) <= slack or 0 <= off < fewest + shorter:
             return True
     return False
