@@ -438,6 +438,33 @@ def test_inserts_held_as_columns_read_and_assemble_as_records(
 def test_insert_columns_refuse_lists_of_unequal_length() -> None:
     with pytest.raises(ValueError, match="2 positions for 1 insert texts"):
         InsertColumns([1, 2], ["a"])
+    with pytest.raises(ValueError, match="2 haystack pieces around 2 inserts"):
+        InsertColumns([1, 2], ["a", "b"], (0, 5, ["x", "y"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet="abc \n", min_size=1, max_size=60),
+    window=st.tuples(st.integers(0, 60), st.integers(0, 60)),
+    drawn=st.lists(st.tuples(st.integers(0, 60), st.text(alphabet="XY|", max_size=4)), max_size=8),
+)
+def test_insert_columns_with_their_haystack_pieces_assemble_as_sliced(
+    text: str, window: tuple[int, int], drawn: list[tuple[int, str]]
+) -> None:
+    """Inserts given with the haystack text around them as strings (`hay`) join to the context that slicing the
+    haystack gives, for their window; another window, or a slice of the inserts, slices as before."""
+    start, end = sorted((min(window[0], len(text)), min(window[1], len(text))))
+    raw = sorted((start + pos % (end - start + 1), t) for pos, t in drawn)
+    positions, texts = [pos for pos, _ in raw], [t for _, t in raw]
+    cuts = [start, *positions, end]
+    around = [text[a:b] for a, b in itertools.pairwise(cuts)]
+    held = InsertColumns(positions, texts, (start, end, around))
+    plain = InsertColumns(positions, texts)
+    assert assemble(text, start, end, held, "<", ">") == assemble(text, start, end, plain, "<", ">")
+    wrong = InsertColumns(positions, texts, (start, end, ["?"] * (len(positions) + 1)))
+    if end > 0:  # another window than the pieces': they are not used
+        assert assemble(text, 0, end - 1, wrong) == assemble(text, 0, end - 1, plain)
+    assert held[0:2].hay is None
 
 
 @settings(max_examples=200, deadline=None)

@@ -196,7 +196,7 @@ def _hand_index(docs: list[str]) -> tuple[Any, Any]:
 def test_place_documents_by_hand(depth: float, expected_number: int | None) -> None:
     import random
 
-    from needlec.placement.engine import Counter
+    from needlec.placement.engine import Counter, assemble
     from needlec.placement.layouts.documents import DocumentLayout, place_documents
 
     docs = [f"Filler record {i} tells of the harbour at Oskwith and its grey boats." for i in range(400)]
@@ -216,6 +216,10 @@ def test_place_documents_by_hand(depth: float, expected_number: int | None) -> N
     )
     context = placement.context(index.text)
     assert index.tokenizer.count(context) == 600
+    # the documents are joined from the strings the table holds (`InsertColumns.hay`): the context they make
+    # is the haystack sliced at every insert
+    assert getattr(placement.inserts, "hay", None) is not None
+    assert context == assemble(index.text, placement.start, placement.end, list(placement.inserts))
     shown = [int(n) for n in re.findall(r"^Document (\d+):\n", context, re.MULTILINE)]
     count = len(shown)
     assert shown == list(range(1, count + 1))
@@ -278,3 +282,37 @@ def test_gold_slots_draw_what_a_list_of_the_other_slots_draws(count: int) -> Non
             for seed in range(10):
                 expected = [first, *random.Random(seed).sample(others, golds - 1)]
                 assert gold_slots(depth, count, golds, random.Random(seed)) == expected
+
+
+@pytest.mark.parametrize("target", [120, 600, 2_000])
+@pytest.mark.parametrize("depth", [0, 30, 100])
+def test_documents_with_several_golds_join_as_the_haystack_sliced(target: int, depth: float) -> None:
+    """Two gold documents (RULER QA 2), next to each other or apart, at the first slot, inside, at the end, in a
+    context of a few documents or many: the context joined from the table's strings is the haystack sliced at
+    every insert, and every gold document is in it once."""
+    import random
+
+    from needlec.placement.engine import Counter, assemble
+    from needlec.placement.layouts.documents import DocumentLayout, place_documents
+
+    docs = [f"Archive note {i} lists the ferries of Quellmouth by their colours." for i in range(300)]
+    index, table = _hand_index(docs)
+    golds = ["The Ashfen Lodge was built by Corra Vell.", "Corra Vell was born in the town of Mistrel."]
+    placement, _ = place_documents(
+        index,
+        table,
+        start=0,
+        target=target,
+        golds=golds,
+        depth=depth,
+        rng=random.Random(11),
+        layout=DocumentLayout(),
+        counter=Counter(index),
+        forbidden=["Corra Vell", "Mistrel"],
+    )
+    context = placement.context(index.text, "Q:\n", "\nA:")
+    assert getattr(placement.inserts, "hay", None) is not None
+    sliced = assemble(index.text, placement.start, placement.end, list(placement.inserts))
+    assert context == "Q:\n" + sliced + "\nA:"
+    assert all(context.count(gold) == 1 for gold in golds)
+    assert index.tokenizer.count(sliced) == target

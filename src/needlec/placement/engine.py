@@ -74,15 +74,23 @@ class Insert(NamedTuple):
 class InsertColumns(Sequence[Insert]):
     """Inserts kept as two lists, their positions and their texts, read as a sequence of `Insert`s. A
     documents context has thousands of label inserts: they are assembled from the two lists, and a record
-    is made only where one is read (by the tuple constructor itself, without a Python call per record)."""
+    is made only where one is read (by the tuple constructor itself, without a Python call per record).
 
-    __slots__ = ("positions", "texts")
+    `hay`, where the layout has it, is the haystack text around the inserts as strings it already holds,
+    for one window: (start, end, pieces), the pieces being the text from `start` to the first position, from
+    each position to the next and from the last to `end`. `assemble` over that window joins them instead of
+    slicing the haystack anew (a 128K documents context's 1,860 documents); it is left out of a slice."""
 
-    def __init__(self, positions: list[int], texts: list[str]) -> None:
+    __slots__ = ("hay", "positions", "texts")
+
+    def __init__(self, positions: list[int], texts: list[str], hay: tuple[int, int, list[str]] | None = None) -> None:
         if len(positions) != len(texts):
             raise ValueError(f"{len(positions)} positions for {len(texts)} insert texts")
+        if hay is not None and len(hay[2]) != len(positions) + 1:
+            raise ValueError(f"{len(hay[2])} haystack pieces around {len(positions)} inserts")
         self.positions = positions
         self.texts = texts
+        self.hay = hay
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -163,10 +171,17 @@ def assemble(text: str, start: int, end: int, inserts: Sequence[Insert], prefix:
     if not inserts:
         return prefix + text[start:end] + suffix
     columns = isinstance(inserts, InsertColumns)
+    if columns and inserts.hay is not None and inserts.hay[:2] == (start, end):  # type: ignore[attr-defined]
+        around = inserts.hay[2]  # type: ignore[attr-defined]
+        pieces = [prefix] * (2 * len(around) + 1)
+        pieces[1 : 2 * len(around) : 2] = around
+        pieces[2 : 2 * len(around) - 1 : 2] = inserts.texts  # type: ignore[attr-defined]
+        pieces[-1] = suffix
+        return "".join(pieces)
     cuts = [start, *(inserts.positions if columns else map(_POS, inserts))]  # type: ignore[attr-defined]
     if min(cuts) >= start and max(cuts) <= end:  # every insert inside: the same pieces, sliced without a loop
         n = len(cuts)
-        pieces: list[str] = [prefix] * (2 * n + 1)
+        pieces = [prefix] * (2 * n + 1)
         pieces[1 : 2 * n - 1 : 2] = map(text.__getitem__, map(slice, cuts, cuts[1:]))
         pieces[2 : 2 * n : 2] = inserts.texts if columns else map(_TEXT, inserts)  # type: ignore[attr-defined]
         pieces[-2] = text[cuts[-1] : end]

@@ -247,6 +247,12 @@ def _assemble(
     d = 0  # distractor documents shown so far
     slot = 0
     firsts = table.firsts()
+    # the haystack text after each insert, up to the next one (`InsertColumns.hay`): a distractor's label is
+    # followed by its document and the text up to the next document's start, where the next insert is (the
+    # next label, or a gold one's); the last distractor's by its document alone (the window ends there); a
+    # gold document's label and text by nothing (the next insert is at the same place, or the window ends)
+    gaps = table.gaps(text)
+    around = [""]  # from `begin` to the first insert: set below
     shown_labels = label_list(layout.label, count + base_index)
     for stop in [*sorted(gold_at), count]:
         # the run of distractors up to the next gold slot, each with its label before it, then that gold document
@@ -257,6 +263,9 @@ def _assemble(
         run_costs[0::2] = label_costs[slot + base_index : stop + base_index]
         run_costs[1::2] = doc_costs[d : d + n_run]
         costs += run_costs
+        around += gaps[s + d : s + d + n_run]
+        if n_run and d + n_run == k:
+            around[-1] = text[spans[s + k - 1][0] : end]
         d += n_run
         slot = stop
         if stop == count:
@@ -273,7 +282,9 @@ def _assemble(
         gold_piece[g] = len(costs)
         last = stop == count - 1
         costs.append(enc(gold + ("" if last else DOCUMENT_JOINER)))
+        around += ("", "")
         slot = stop + 1
+    around[0] = text[begin : positions[0]] if positions else text[begin:end]
     # the last piece has no joiner after it
     if count - 1 in gold_at:
         final = golds[gold_at[count - 1]]
@@ -319,6 +330,7 @@ def _assemble(
     if pad:
         positions.append(end)
         texts.append(pad)
+        around.append("")
     if by_pieces:
         context_tokens = sum(costs[:-1]) + enc(pieces[-1] + pad)
         before = _sums_ahead(costs, gold_piece.values())  # the tokens of the pieces ahead of each gold piece
@@ -335,7 +347,7 @@ def _assemble(
     placement = Placement(
         start=begin,
         end=end,
-        inserts=inserts,
+        inserts=InsertColumns(positions, texts, (begin, end, around)),
         total_tokens=target,
         context_tokens=context_tokens,
         needle_tokens=needle_tokens,

@@ -63,6 +63,7 @@ class PassageTable:
     _piece_tokens: list[int] | None = None  # tokens of each piece (-1: not counted yet)
     _label_tokens: dict[str, list[int]] = field(default_factory=dict)  # per label template: tokens per number
     _firsts: list[int] | None = None  # the first character of each passage (`firsts`)
+    _gaps: list[str] | None = None  # the text from each passage's start to the next one's (`gaps`)
     _starts_at: list[int] | None = None  # `_safe_tokens`
 
     def folded(self, text: str) -> tuple[Absence, list[int]]:
@@ -91,6 +92,15 @@ class PassageTable:
         if self._firsts is None:
             self._firsts = [a for a, _ in self.spans]
         return self._firsts
+
+    def gaps(self, text: str) -> list[str]:
+        """The text from each passage's first character to the next one's (the last passage: to its end), as
+        one string object each, built once: a documents context joins them rather than slicing the haystack
+        again for each of its thousands of documents."""
+        if self._gaps is None:
+            firsts = self.firsts()
+            self._gaps = [*map(text.__getitem__, map(slice, firsts, firsts[1:])), text[slice(*self.spans[-1])]]
+        return self._gaps
 
     def piece_tokens(
         self,
