@@ -317,7 +317,7 @@ def place_chunks(
         labelled = table.label_tokens(layout.label, n + 1 + base, enc)[1 + base :]
         joiner_tokens = enc(DOCUMENT_JOINER)
         costs = map(operator.add, labelled, map(table.tokens.__getitem__, candidates))
-        used = list(itertools.accumulate((cost + joiner_tokens for cost in costs), initial=frame + fixed))
+        used = list(itertools.accumulate(map(joiner_tokens.__add__, costs), initial=frame + fixed))
         fit = bisect.bisect_right(used, target) - 1  # every cost is positive: the running total grows
         chosen = candidates[:fit]
         if fit == n:
