@@ -401,7 +401,6 @@ def _assemble(
     counts.append(enc(pieces[-1]) if known is None else known)
     distractors(shown[slot:], slot + 1)
     whole = view.index.tokenizer.count
-    body = "".join(pieces)
     middle = sum(counts[1:-1])
 
     # the last piece is counted on its own (a chunk's count is the table's), the pad and suffix after it
@@ -418,7 +417,7 @@ def _assemble(
         return enc(prefix + pieces[0]) + middle + tails.after(pieces[-1], last_tokens, pad, suffix, joined)
 
     def by_whole(pad: str) -> int:
-        return whole(prefix + body + pad + suffix)
+        return whole("".join([prefix, *pieces, pad, suffix]))
 
     if table.pieces_ok is None:
         table.pieces_ok = by_pieces("") == by_whole("")
@@ -426,7 +425,7 @@ def _assemble(
     pad = pad_to(True, layout.filler, target, measure)
     if pad is None:
         return None
-    context = body + pad
+    context = "".join([*pieces, pad])  # one copy of a long context
     chars = sum(map(len, pieces[:gold_piece]))
     if table.pieces_ok:
         before = sum(counts[:gold_piece])
