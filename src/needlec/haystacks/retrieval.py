@@ -29,6 +29,10 @@ def terms(text: str) -> list[str]:
     return found
 
 
+SCORE_MEMO = 256
+"""Queries whose scores a `BM25` keeps (the memo is emptied when full)."""
+
+
 @dataclass
 class BM25:
     """An inverted index of `texts` and BM25 scores of a query against every one of them.
@@ -41,7 +45,7 @@ class BM25:
     texts: Sequence[str]
     _postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict, init=False)
     _lengths: list[int] = field(default_factory=list, init=False)
-    _cache: dict[str, list[float]] = field(default_factory=dict, init=False)
+    _cache: dict[str, Any] = field(default_factory=dict, init=False)  # query -> its scores (a float64 array)
     _arrays: dict[str, tuple[Any, Any]] = field(default_factory=dict, init=False)
     _norms: Any = field(default=None, init=False)
 
@@ -64,6 +68,12 @@ class BM25:
 
     def scores(self, query: str) -> list[float]:
         """One score per text (0.0 where no query term occurs), memoised by query."""
+        scored: list[float] = self._scores(query).tolist()
+        return scored
+
+    def _scores(self, query: str) -> Any:
+        """`scores` as a float64 array, memoised for the last `SCORE_MEMO` queries (an item's question is
+        new, and a kept list of a thousand scores costs about 30 KB)."""
         got = self._cache.get(query)
         if got is not None:
             return got
@@ -83,19 +93,21 @@ class BM25:
             idf = math.log(1.0 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
             ids, tfs = self._term(term)
             out[ids] += ((idf * tfs) * (K1 + 1.0)) / (tfs + self._norms[ids])
-        scored: list[float] = out.tolist()
-        self._cache[query] = scored
-        return scored
+        if len(self._cache) >= SCORE_MEMO:
+            self._cache.clear()
+        self._cache[query] = out
+        return out
 
     def ranking(self, query: str, among: Sequence[int] | None = None) -> list[int]:
         """Indices of the texts (all, or those in `among`) by decreasing score, ties to the earlier one."""
         import numpy as np
 
-        scores = self.scores(query)
+        scored = self._scores(query)
         pool = np.arange(len(self.texts)) if among is None else np.asarray(among, dtype=np.int64)
         if len(pool) > 1 and not bool(np.all(pool[1:] > pool[:-1])):  # not in index order: sort by both keys
+            scores = scored.tolist()
             return sorted(pool.tolist(), key=lambda i: (-scores[i], i))
         # in index order, a stable sort by score alone leaves ties to the earlier text
-        order = np.argsort(-np.asarray(scores, dtype=np.float64)[pool], kind="stable")
+        order = np.argsort(-scored[pool], kind="stable")
         ranked: list[int] = pool[order].tolist()
         return ranked
