@@ -22,6 +22,7 @@ from needlec.placement.engine import (
     _snap_ordered,
     _snap_vector,
     _Stem,
+    _text_end,
     assemble,
     place,
 )
@@ -498,3 +499,22 @@ def test_depth_error_is_the_largest_distance_from_a_reachable_depth(
         reachable = 100.0 * max(0, total - tail) / total
         worst = max(worst, abs(achieved[i] - min(depths[i], reachable)))
     assert _depth_error(placed, depths, sizes, targets) == worst
+
+
+def test_sentence_end_lookups_give_the_token_index_of_the_text_before_the_boundary(index: HaystackIndex) -> None:
+    """`HaystackIndex.ends_at` gives a boundary's token index and that of the text before it, its whitespace
+    left out (every sentence boundary of the haystack, a few after a blank line, where cl100k merges the full
+    stop with the line breaks); floored at a window start before the boundary, the latter is the token index
+    of the text end the window search takes there (`_text_end`)."""
+    bounds = index.boundaries("sentence")
+    text = index.text
+    assert sum(text.startswith("\n", q - 1) for q in bounds) >= 50
+    for j, q in enumerate(bounds):
+        at_q, before_q = index.ends_at(q)
+        assert at_q == index.token_at(q)
+        tail = text[max(0, q - 64) : q]
+        assert before_q == index.token_at(q - (len(tail) - len(tail.rstrip())))
+        for back in (1, 3):
+            begin = bounds[max(0, j - back)]
+            if q > begin:
+                assert max(before_q, index.token_at(begin)) == index.token_at(_text_end(text, q, begin))

@@ -864,7 +864,9 @@ class _Stem:
 
     A checkpoint's count is worked out when a count first needs it, from the nearest one known (before or
     after it: counts add up across checkpoints), its windows counted together (`Counter._sum`). The end
-    searches need the last few checkpoints only, so a context of hundreds of inserts costs one run.
+    searches need the last few checkpoints only, so a context of hundreds of inserts costs one run. Where
+    every insert is its own rotated window at a safe point (a word list's lines), every checkpoint's count
+    is known at once, without windows (`Counter._line_counts`).
     """
 
     def __init__(self, counter: Counter, begin: int, inserts: list[Insert], prefix: str) -> None:
