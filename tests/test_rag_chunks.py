@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -230,3 +231,41 @@ def test_the_gold_chunk_counted_by_its_parts_is_its_encoding(tmp_path: Path, tok
                 assert got.tail_tokens == count(got.tail)
                 assert got.tail_joined == count(got.tail + "\n\n")
     assert by_parts >= 0.9 * 25 * len(GOLDS)
+
+
+def test_chunks_that_fit_are_those_the_whole_running_total_gives() -> None:
+    # `_fit` sums the costs over a span it guesses from the mean chunk, doubled until the total passes the
+    # target: the answer must be the one a running total over every candidate gives, wherever the target
+    # falls (before the first chunk, among them, beyond them all) and however sizes differ from the mean
+    from needlec.placement.layouts.chunks import ChunkTable, _fit
+    from needlec.placement.layouts.slots import DocumentLayout, label_list
+
+    enc = tiktoken.get_encoding("cl100k_base")
+
+    def encoded(text: str) -> int:
+        return len(enc.encode_ordinary(text))
+
+    rng = random.Random(7)
+    layout = DocumentLayout()
+    for trial in range(40):
+        n = rng.randint(1, 400)
+        # mostly small chunks with a few huge ones, or the other way round: the mean misleads the guess
+        tokens = [rng.choice([rng.randint(1, 20), rng.randint(400, 900)]) for _ in range(n)]
+        table = ChunkTable(
+            docs=[(i,) for i in range(n)], texts=[""] * n, tokens=tokens, folded=[""] * n, starts=[0] * n
+        )
+        candidates = rng.sample(range(n), rng.randint(1, n))
+        if trial % 2:  # the small chunks first, as a ranking may give them: many more fit than the mean says
+            candidates.sort(key=tokens.__getitem__)
+        first = rng.randint(0, 300)
+        labels = [encoded(label) for label in label_list(layout.label, len(candidates) + 1 + layout.index_base)]
+        joiner = encoded("\n\n")
+        running = [first]
+        for k, c in enumerate(candidates):
+            running.append(running[-1] + labels[1 + layout.index_base + k] + tokens[c] + joiner)
+        for target in (first - 1, first, rng.randint(first, running[-1] + 50), running[-1], running[-1] + 1):
+            expected = -1  # the most candidates whose running total stays within the target (-1: not even none)
+            for k, used in enumerate(running):
+                if used <= target:
+                    expected = k
+            assert _fit(table, candidates, layout, encoded, first, target) == expected, (trial, target)

@@ -85,14 +85,21 @@ class BM25:
             lengths = np.array(self._lengths, dtype=np.float64)
             # K1 * (1 - B + B * length / average), grouped as Python groups the scalar formula
             self._norms = K1 * ((1.0 - B) + (B * lengths) / average) if average else np.full(n, K1)
-        out = np.zeros(n, dtype=np.float64)
+        # each term's postings and weights, in sorted term order, summed into the scores in one `bincount`,
+        # which adds an array's weights in the order they come: per text, term after term from 0.0
+        columns = []
         for term in sorted(set(terms(query))):
             postings = self._postings.get(term)
             if not postings:
                 continue
             idf = math.log(1.0 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
             ids, tfs = self._term(term)
-            out[ids] += ((idf * tfs) * (K1 + 1.0)) / (tfs + self._norms[ids])
+            columns.append((ids, ((idf * tfs) * (K1 + 1.0)) / (tfs + self._norms[ids])))
+        if columns:
+            ids = np.concatenate([c[0] for c in columns])
+            out = np.bincount(ids, weights=np.concatenate([c[1] for c in columns]), minlength=n)
+        else:
+            out = np.zeros(n, dtype=np.float64)
         if len(self._cache) >= SCORE_MEMO:
             self._cache.clear()
         self._cache[query] = out

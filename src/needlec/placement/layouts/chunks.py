@@ -73,6 +73,7 @@ class ChunkTable:
     _with_joiner: list[int] | None = None  # `joined_tokens` (-1: not counted yet)
     _tails: dict[str, TailMeasure] = field(default_factory=dict)  # per filler: the last chunk with the pad
     _labels: dict[str, list[int]] = field(default_factory=dict)  # per label template: tokens per number
+    _mean: float | None = None  # `mean_tokens`
 
     def tail_measure(self, view: HaystackView, filler: str) -> TailMeasure:
         """The measure of a context's last chunk with the pad and suffix after it, kept per filler."""
@@ -90,6 +91,12 @@ class ChunkTable:
         if got < 0:
             got = self._with_joiner[c] = encoded(self.texts[c] + DOCUMENT_JOINER)
         return got
+
+    def mean_tokens(self) -> float:
+        """The chunks' mean tokens (worked out once)."""
+        if self._mean is None:
+            self._mean = sum(self.tokens) / max(1, len(self.tokens))
+        return self._mean
 
     def label_tokens(self, template: str, hi: int, encoded: Callable[[str], int]) -> list[int]:
         """Tokens of the labels numbered 0 to `hi - 1` made from `template`, counted once per table."""
@@ -314,11 +321,7 @@ def place_chunks(
     else:
         # the longest run of candidates whose costs (label numbered from 1, text, joiner) fit after the gold one
         n = len(candidates)
-        labelled = table.label_tokens(layout.label, n + 1 + base, enc)[1 + base :]
-        joiner_tokens = enc(DOCUMENT_JOINER)
-        costs = map(operator.add, labelled, map(table.tokens.__getitem__, candidates))
-        used = list(itertools.accumulate(map(joiner_tokens.__add__, costs), initial=frame + fixed))
-        fit = bisect.bisect_right(used, target) - 1  # every cost is positive: the running total grows
+        fit = _fit(table, candidates, layout, enc, frame + fixed, target)
         chosen = candidates[:fit]
         if fit == n:
             raise ContractError(
@@ -339,8 +342,34 @@ def place_chunks(
         chosen.pop()
     placement, info = result
     info["host_chunk"] = host
-    info["chunk_sizes"] = [gold_tokens if size is None else size for size in info["chunk_sizes"]]  # type: ignore[attr-defined]
     return placement, info
+
+
+def _fit(
+    table: ChunkTable,
+    candidates: list[int],
+    layout: DocumentLayout,
+    encoded: Callable[[str], int],
+    first: int,
+    target: int,
+) -> int:
+    """How many of `candidates`, in order, fit in `target` tokens after `first`: each costs its label (numbered
+    from 1), its text and a joiner. The running total is summed over as many candidates as the mean chunk
+    size says may fit and a quarter more, the span doubled until the total passes the target (a haystack has
+    thousands of chunks; a context takes a few hundred of them)."""
+    n = len(candidates)
+    base = layout.index_base
+    joiner = encoded(DOCUMENT_JOINER)
+    mean = table.mean_tokens() + joiner + 1
+    span = int(max(0, target - first) / mean * 1.25) + 16
+    while True:
+        span = min(span, n)
+        labelled = table.label_tokens(layout.label, span + 1 + base, encoded)[1 + base : span + 1 + base]
+        costs = map(operator.add, labelled, map(table.tokens.__getitem__, candidates[:span]))
+        used = list(itertools.accumulate(map(joiner.__add__, costs), initial=first))
+        if used[-1] > target or span == n:
+            return bisect.bisect_right(used, target) - 1  # every cost is positive: the running total grows
+        span *= 2
 
 
 def _assemble(
@@ -442,7 +471,8 @@ def _assemble(
         needle_tokens=(before,),
         needle_chars=(chars,),
     )
-    sizes = [table.tokens[c] if c is not None else None for c in order]
+    size = table.tokens.__getitem__
+    sizes = [*map(size, shown[:slot]), gold_chunk.tokens, *map(size, shown[slot:])]
     info: dict[str, object] = {
         "count": count,
         "gold_index": [slot + layout.index_base],
