@@ -412,3 +412,33 @@ def test_a_word_list_is_counted_at_once(indexes: dict[str, HaystackIndex]) -> No
     assert [stem._through(k) for k in range(len(stem.points))] == [
         by_windows._through(k) for k in range(len(stem.points))
     ]
+
+
+def test_a_block_of_lines_is_cut_at_line_starts_and_other_cuts_are_checked(
+    indexes: dict[str, HaystackIndex], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long insert of lines (FWE's blocks) is cut at line starts of a verified class, the points its
+    interior is split at, with no check of its own there (`Counter._holds`); a long insert of sentences is
+    cut at other points (between words), and those cuts are checked where they are. Both count as a whole
+    encoding."""
+    lines = HAYSTACKS["fwe"][1][:4]
+    block = "".join(lines[i % len(lines)] for i in range(60))
+    sentences = " ".join(HAYSTACKS["english"][1][:3]) * 4
+    for name, text in (("fwe", block), ("english", sentences)):
+        index = indexes[name]
+        counter = Counter(index)
+        checked: list[int] = []
+        check = counter._adds_up
+        # a spy around the real check, to see which cuts it is asked about
+        monkeypatch.setattr(
+            counter, "_adds_up", lambda text, at, check=check, seen=checked: seen.append(at) or check(text, at)
+        )
+        cut = counter._cut(text)
+        assert counter.tokens(text) == index.tokenizer.count(text)
+        if cut is None:
+            continue
+        if name == "fwe" and "line_start" in index.safe_classes:
+            assert all(text[at - 1] == "\n" for at in cut), cut
+            assert checked == []
+        else:
+            assert [at for at in checked if at in cut] == sorted(cut), (cut, checked)

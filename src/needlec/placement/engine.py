@@ -248,9 +248,10 @@ class Counter:
     an end, as a pad of dots has none, at the nearest place where the text adds up): its interior is
     counted once per insert text, and the seams see only its two edges. So trying another window
     start, which moves every insert, re-encodes short seam windows rather than every insert whole.
-    Each of the two cuts is also checked where it is (the text around it counts as its two sides do),
-    and an insert whose cut fails the check is counted whole; the outcome depends on the insert's text
-    alone, never on which items came before.
+    A cut at a line start of a verified line class (a block of lines: FWE's) stands as the interior's own
+    line starts do; any other cut is also checked where it is (the text around it counts as its two sides
+    do), and an insert whose cut fails the check is counted whole. The outcome depends on the insert's
+    text alone, never on which items came before.
     """
 
     MEMO_LIMIT = 200_000
@@ -268,6 +269,7 @@ class Counter:
         self._cut_pattern: Any = None
         self._split_pattern: Any = None  # the class points as a lookahead, to split an interior at them
         self._other_line: Any = None  # a line break not at a verified line start (False: no such class verified)
+        self._line_start: Any = None  # a line break and a verified line start after it (False: no such class)
         self._joints: dict[str, bool] = {}
         self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
 
@@ -303,11 +305,34 @@ class Counter:
                 b: int | None = tail.start()
             else:  # no class point near the end (a pad of dots): a cut where the text adds up
                 b = self._any_cut(text, range(n - INSERT_EDGE, max(a, n - INSERT_EDGE - CUT_TRIES), -1))
-            if b is not None and a < b and self._adds_up(text, a) and self._adds_up(text, b):
+            if b is not None:  # a point before a line break moves past it, to a line start where one is verified
+                a, b = self._to_line_start(text, a), self._to_line_start(text, b)
+            if b is not None and a < b and self._holds(text, a) and self._holds(text, b):
                 got = (a, b)
         self._remember_long(text)
         self._cuts[text] = got
         return got
+
+    def _line_starts(self) -> Any:
+        """A line break and the first character of a verified line class's line (False: no such class)."""
+        if self._line_start is None:
+            firsts = "".join(LINE_CLASSES[c] for c in LINE_CLASSES if c in self.index.safe_classes)
+            self._line_start = re.compile(f"\\n[{firsts}]") if firsts else False
+        return self._line_start
+
+    def _to_line_start(self, text: str, at: int) -> int:
+        """`at`, or the line start just after it where `at` is a line break before a verified line start."""
+        starts = self._line_starts()
+        return at + 1 if starts and starts.match(text, at) is not None else at
+
+    def _holds(self, text: str, at: int) -> bool:
+        """Whether a long insert may be cut at `at`: a line start of a verified line class (`LINE_CLASSES`),
+        the points that `_interior` splits an interior at, holds as they do; any other cut is checked where it
+        is (`_adds_up`)."""
+        starts = self._line_starts()
+        if starts and at > 0 and starts.match(text, at - 1) is not None:
+            return True
+        return self._adds_up(text, at)
 
     def _interior_of(self, text: str, head: int, tail: int) -> int:
         """Tokens of a long insert's interior `text[head:tail]` (memoised per insert text). Counted only
