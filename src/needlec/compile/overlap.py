@@ -21,6 +21,7 @@ needle that share only a word stem show it.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -158,7 +159,7 @@ def _ngram_precision(asked: list[str], found: list[str], n: int) -> float:
     else:
         wanted = Counter(zip(*(asked[k:] for k in range(n)), strict=False))
         seen = Counter(zip(*(found[k:] for k in range(n)), strict=False))
-    matches = sum(min(count, seen[gram]) for gram, count in wanted.items())
+    matches = sum(map(min, wanted.values(), map(seen.get, wanted, itertools.repeat(0))))
     return matches / max(sum(wanted.values()), 1)
 
 
