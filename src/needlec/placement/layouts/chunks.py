@@ -355,8 +355,8 @@ def _fit(
 ) -> int:
     """How many of `candidates`, in order, fit in `target` tokens after `first`: each costs its label (numbered
     from 1), its text and a joiner. The running total is summed over as many candidates as the mean chunk
-    size says may fit and a quarter more, the span doubled until the total passes the target (a haystack has
-    thousands of chunks; a context takes a few hundred of them)."""
+    size says may fit and a quarter more, the span doubled until the total passes the target (a haystack's
+    candidates are hundreds or thousands of chunks; a 4K context takes a few of them)."""
     n = len(candidates)
     base = layout.index_base
     joiner = encoded(DOCUMENT_JOINER)
