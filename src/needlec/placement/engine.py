@@ -265,6 +265,7 @@ class Counter:
         self._memo: dict[str, int] = {}
         self._cuts: dict[str, tuple[int, int] | None] = {}
         self._interiors: dict[str, int] = {}
+        self._totals: dict[str, int] = {}  # `tokens` of long insert texts
         self._long_chars = 0  # characters of the keys of `_cuts` and `_interiors`
         self._cut_pattern: Any = None
         self._split_pattern: Any = None  # the class points as a lookahead, to split an interior at them
@@ -274,11 +275,15 @@ class Counter:
         self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
 
     def _remember_long(self, text: str) -> None:
-        """Account for a long insert text about to be kept as a memo key, emptying both memos past the limits."""
+        """Account for a long insert text about to be kept as a memo key, emptying the memos past the limits."""
         self._long_chars += len(text)
-        if self._long_chars > self.LONG_MEMO_CHARS or max(len(self._cuts), len(self._interiors)) >= self.MEMO_LIMIT:
+        if (
+            self._long_chars > self.LONG_MEMO_CHARS
+            or max(len(self._cuts), len(self._interiors), len(self._totals)) >= self.MEMO_LIMIT
+        ):
             self._cuts.clear()
             self._interiors.clear()
+            self._totals.clear()
             self._long_chars = len(text)
 
     def _cut(self, text: str) -> tuple[int, int] | None:
@@ -416,12 +421,21 @@ class Counter:
         return sum(map(operator.mul, pieces.values(), counts))
 
     def tokens(self, text: str) -> int:
-        """Token count of `text` alone: encoded, but a long one through its cut (`_cut`)."""
+        """Token count of `text` alone: encoded, but a long one through its cut (`_cut`), and kept per text
+        (every window start counted asks for each insert's count again)."""
+        if len(text) < LONG_INSERT:
+            return self.encoded(text)  # a short insert (a needle, which recurs across items) is memoised
+        got = self._totals.get(text)
+        if got is not None:
+            return got
         cut = self._cut(text)
-        if cut is None:  # a short insert (a needle, which recurs across items) is memoised
-            return self.encoded(text) if len(text) < LONG_INSERT else self.tokenizer.count(text)
+        if cut is None:  # counted whole (a text of no cut is not kept: it may be a whole context)
+            return self.tokenizer.count(text)
         head, tail = cut
-        return self.encoded(text[:head]) + self._interior_of(text, head, tail) + self.encoded(text[tail:])
+        got = self._totals[text] = (
+            self.encoded(text[:head]) + self._interior_of(text, head, tail) + self.encoded(text[tail:])
+        )  # kept as `_cuts` keeps the text, and emptied with it (`_remember_long`)
+        return got
 
     def piece(
         self,
