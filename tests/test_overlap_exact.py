@@ -108,3 +108,14 @@ def test_a_reference_given_as_parts_scores_as_the_parts_joined(question: str, pa
     assert precision(question, parts, stemmed) == precision(question, " ".join(parts), stemmed)
     ascii_parts = [p.encode("ascii", "ignore").decode() for p in parts]
     assert precision(question, ascii_parts, stemmed) == precision(question, " ".join(ascii_parts), stemmed)
+
+
+@pytest.mark.parametrize("filler", ["zz", "qx " * 1500])  # a short part, and one too long to be memoised
+def test_a_part_with_no_question_word_still_parts_its_neighbours(filler: str) -> None:
+    """A part holding none of the question's words stands for a run of other words: the question's bigram
+    across it does not occur, and its words are no match. Worked out by hand: "a b" against "a <filler> b"
+    has both unigrams (1.0), neither bigram (0.0), and a common subsequence of both words (1.0)."""
+    expected = {"rouge1": 1.0, "rouge2": 0.0, "rougeL": 1.0}
+    assert precision("a b", ["a", filler, "b"]) == expected
+    assert precision("a b", f"a {filler} b") == expected
+    assert precision("A b", ["x", filler]) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}

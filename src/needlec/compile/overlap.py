@@ -22,7 +22,6 @@ needle that share only a word stem show it.
 from __future__ import annotations
 
 import itertools
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
@@ -34,7 +33,19 @@ from needlec.languages.words import word_token_regex
 from needlec.spec.models import Budget
 
 _TOKEN = word_token_regex()
-_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+_ASCII_WORDS = str.maketrans(
+    {c: (chr(c).lower() if chr(c).isascii() and chr(c).isalnum() else " ") for c in range(128)}
+)
+"""For ASCII text: letters lower-cased, digits kept, every other character a space. Split on whitespace, the
+text then gives the runs of `[a-z0-9]` of its lower-cased form (the tokens the Unicode classes give for
+ASCII), about four times faster than a regular expression finds them."""
+
+
+def _ascii_tokens(text: str) -> list[str]:
+    """The tokens of an ASCII text: runs of letters and digits, lower-cased."""
+    return text.translate(_ASCII_WORDS).split()
+
+
 METRICS = ("rouge1", "rouge2", "rougeL")
 STEMMED = tuple(f"{m}_stemmed" for m in METRICS)
 ALL_METRICS = METRICS + STEMMED
@@ -50,8 +61,8 @@ class UnicodeTokenizer:
     def tokenize(self, text: str) -> list[str]:
         if text.isascii():
             # NFKC and case folding leave ASCII as lower-cased ASCII, where the Unicode classes
-            # reduce to [a-z0-9]; the standard `re` engine finds those about twice as fast
-            tokens: list[str] = _ASCII_TOKEN.findall(text.lower())
+            # reduce to [a-z0-9]
+            tokens: list[str] = _ascii_tokens(text)
         else:
             tokens = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
         return [stem(t) for t in tokens] if self.stemmed else tokens
@@ -101,12 +112,13 @@ def precision(question: str, reference: str | Sequence[str], stemmed: bool = Fal
     ...); with `stemmed`, both sides are stemmed first (the keys stay the same: see `both` for the two sets
     side by side)."""
     asked = UnicodeTokenizer(stemmed).tokenize(question)
-    focused = FocusedTokenizer(set(asked), stemmed)
+    vocabulary = set(asked)
+    focused = FocusedTokenizer(vocabulary, stemmed)
     if isinstance(reference, str):
         found = focused.tokenize(reference)
     else:
         unicode = not all(part.isascii() for part in reference)  # the path the joined text would take
-        found = focused.focus([t for part in reference for t in part_tokens(part, unicode, stemmed)])
+        found = focused.focus([t for part in reference for t in _part_or_gap(part, unicode, stemmed, vocabulary)])
     scores = {
         "rouge1": _ngram_precision(asked, found, 1),
         "rouge2": _ngram_precision(asked, found, 2),
@@ -124,6 +136,16 @@ def part_tokens(part: str, unicode: bool, stemmed: bool) -> tuple[str, ...]:
     return _part_tokens(part, unicode, stemmed)
 
 
+def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) -> tuple[str, ...]:
+    """`part_tokens`, or, for a part with none of the question's tokens, one placeholder for them (none when
+    it has none): `FocusedTokenizer.focus` makes one of such a run anyway. FWE's 100 blocks of coded words
+    (43,000 tokens an item) then add 100 placeholders, not 43,000 tokens, to the reference it looks through."""
+    tokens = part_tokens(part, unicode, stemmed)
+    if not tokens or not vocabulary.isdisjoint(tokens):
+        return tokens
+    return (FocusedTokenizer.PLACEHOLDER,)
+
+
 PART_MEMO_CHARS = 2048
 """Longest reference part whose tokens are memoised (a needle; FWE's fresh blocks of coded words are not)."""
 
@@ -133,7 +155,7 @@ def _part_tokens(part: str, unicode: bool, stemmed: bool) -> tuple[str, ...]:
     if unicode:
         tokens: list[str] = _TOKEN.findall(unicodedata.normalize("NFKC", part).casefold())
     else:
-        tokens = _ASCII_TOKEN.findall(part.lower())
+        tokens = _ascii_tokens(part)
     return tuple(stem(t) for t in tokens) if stemmed else tuple(tokens)
 
 
