@@ -65,7 +65,10 @@ class UnicodeTokenizer:
             tokens: list[str] = _ascii_tokens(text)
         else:
             tokens = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
-        return [stem(t) for t in tokens] if self.stemmed else tokens
+        if not self.stemmed:
+            return tokens
+        stems = {token: stem(token) for token in set(tokens)}  # each distinct token once
+        return list(map(stems.__getitem__, tokens))
 
 
 class FocusedTokenizer(UnicodeTokenizer):
@@ -156,7 +159,10 @@ def _part_tokens(part: str, unicode: bool, stemmed: bool) -> tuple[str, ...]:
         tokens: list[str] = _TOKEN.findall(unicodedata.normalize("NFKC", part).casefold())
     else:
         tokens = _ascii_tokens(part)
-    return tuple(stem(t) for t in tokens) if stemmed else tuple(tokens)
+    if not stemmed:
+        return tuple(tokens)
+    stems = {token: stem(token) for token in set(tokens)}  # each distinct token once (FWE's blocks repeat)
+    return tuple(map(stems.__getitem__, tokens))
 
 
 def stemmed_precision(question: str, reference: str | Sequence[str]) -> dict[str, float]:
