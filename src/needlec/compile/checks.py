@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from needlec.compile.overlap import budget_key
 from needlec.dataset.item import Item
 from needlec.spec.models import Spec
 from needlec.tokenizer import Tokenizer
 
 
-def reachable_depths(item: Item, tokenizer: Tokenizer) -> dict[int, float]:
+def reachable_depths(item: Item, tokenizer: Tokenizer, count: Callable[[str], int] | None = None) -> dict[int, float]:
     """Deepest each target needle can sit (by needle index): the target needles from it to the end of
-    the context need their tokens. Each distinct needle text is counted once, and the tails are summed
-    in one pass from the end (CWE items hold 300 target needles)."""
+    the context need their tokens. Each distinct needle text is counted once (by `count`, the tokenizer's
+    by default), and the tails are summed in one pass from the end (CWE items hold 300 target needles)."""
+    count = count or tokenizer.count
     counts: dict[str, int] = {}
     targets = sorted(
         ((n.char_offset, i, n.text) for i, n in enumerate(item.needles) if n.role == "target"), reverse=True
@@ -26,7 +29,7 @@ def reachable_depths(item: Item, tokenizer: Tokenizer) -> dict[int, float]:
         while k < len(targets) and targets[k][0] == offset:
             text = targets[k][2]
             if text not in counts:
-                counts[text] = tokenizer.count(text)
+                counts[text] = count(text)
             tail += counts[text]
             group.append(targets[k][1])
             k += 1
@@ -35,11 +38,15 @@ def reachable_depths(item: Item, tokenizer: Tokenizer) -> dict[int, float]:
     return out
 
 
-def check_item(item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool) -> list[str]:
+def check_item(
+    item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool, count: Callable[[str], int] | None = None
+) -> list[str]:
     """Length and depth contract checks; with `verify`, also re-encode the item in full (slow, exact).
 
     A target depth beyond what the needle can reach (100% means the needle ends the context, so it
-    starts one needle-length earlier) is measured against the reachable depth instead.
+    starts one needle-length earlier) is measured against the reachable depth instead; the needles are
+    counted by `count` where given (the compile's seam counter, which counts a long needle through its
+    cut: an FWE item's 100 blocks of coded words cost more to encode whole than the item to build).
     """
     problems = []
     counted = item.context_tokens if spec.length.counted != "prompt" else item.prompt_tokens
@@ -48,7 +55,7 @@ def check_item(item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool) -> li
         pass  # no target: the needles are the whole context and the length is what they measure
     elif abs(counted - (wanted := item.context_length - spec.length.buffer - reserve)) > spec.length.tolerance:
         problems.append(f"{item.id}: {counted} tokens, target {wanted}")
-    reachable = reachable_depths(item, tokenizer) if spec.length.counted != "needles" else {}
+    reachable = reachable_depths(item, tokenizer, count) if spec.length.counted != "needles" else {}
     for i, needle in enumerate(item.needles):
         if needle.role != "target" or spec.length.counted == "needles":
             continue

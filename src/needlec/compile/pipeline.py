@@ -330,7 +330,9 @@ def _run_block(index: int) -> tuple[int, Summary]:
         with part.open("wb") as shard:
             for config, key, view, kind, sample_context in work[block.start : block.end]:
                 item, leaks = build_item(plan.spec.name, config, key, view, kind)
-                summary.problems.extend(check_item(item, config.spec, view.index.tokenizer, verify))
+                summary.problems.extend(
+                    check_item(item, config.spec, view.index.tokenizer, verify, view.counter.tokens)
+                )
                 summary.problems.extend(leak_problem(item.id, leaks))
                 # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
                 evidence = [n.text for n in item.targets()]

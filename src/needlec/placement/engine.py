@@ -266,6 +266,7 @@ class Counter:
         self._cuts: dict[str, tuple[int, int] | None] = {}
         self._interiors: dict[str, int] = {}
         self._totals: dict[str, int] = {}  # `tokens` of long insert texts
+        self._inners: dict[str, int] = {}  # `_interior_of` by the interior's own text
         self._long_chars = 0  # characters of the keys of `_cuts` and `_interiors`
         self._cut_pattern: Any = None
         self._split_pattern: Any = None  # the class points as a lookahead, to split an interior at them
@@ -283,6 +284,7 @@ class Counter:
         ):
             self._cuts.clear()
             self._interiors.clear()
+            self._inners.clear()
             self._totals.clear()
             self._long_chars = len(text)
 
@@ -340,11 +342,17 @@ class Counter:
         return self._adds_up(text, at)
 
     def _interior_of(self, text: str, head: int, tail: int) -> int:
-        """Tokens of a long insert's interior `text[head:tail]` (memoised per insert text). Counted only
-        when a count needs it: a frame's delta does not, as the interior is the same with the frame."""
+        """Tokens of a long insert's interior `text[head:tail]` (memoised per insert text, and per interior: a
+        needle counted alone after it was counted with its joiner has the same interior). Counted only when a
+        count needs it: a frame's delta does not, as the interior is the same with the frame."""
         got = self._interiors.get(text)
         if got is None:
-            got = self._interior(text[head:tail])
+            inner = text[head:tail]
+            got = self._inners.get(inner)
+            if got is None:
+                got = self._interior(inner)
+                self._remember_long(inner)
+                self._inners[inner] = got
             self._remember_long(text)
             self._interiors[text] = got
         return got
