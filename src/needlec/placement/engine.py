@@ -267,7 +267,7 @@ class Counter:
         self._interiors: dict[str, int] = {}
         self._totals: dict[str, int] = {}  # `tokens` of long insert texts
         self._inners: dict[str, int] = {}  # `_interior_of` by the interior's own text
-        self._long_chars = 0  # characters of the keys of `_cuts` and `_interiors`
+        self._long_chars = 0  # characters of the keys of the long-insert memos (`_cuts`, `_interiors`, `_inners`)
         self._cut_pattern: Any = None
         self._split_pattern: Any = None  # the class points as a lookahead, to split an interior at them
         self._other_line: Any = None  # a line break not at a verified line start (False: no such class verified)
