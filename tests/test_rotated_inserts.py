@@ -435,10 +435,9 @@ def test_a_block_of_lines_is_cut_at_line_starts_and_other_cuts_are_checked(
         )
         cut = counter._cut(text)
         assert counter.tokens(text) == index.tokenizer.count(text)
-        if cut is None:
-            continue
         if name == "fwe" and "line_start" in index.safe_classes:
+            assert cut is not None  # not vacuous: the block is cut, at line starts, unchecked
             assert all(text[at - 1] == "\n" for at in cut), cut
             assert checked == []
-        else:
-            assert [at for at in checked if at in cut] == sorted(cut), (cut, checked)
+        elif cut is not None:  # each cut was checked where it is (one found by trying places, more than once)
+            assert set(cut) <= set(checked), (cut, checked)
