@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
-from needlec.compile.overlap import METRICS, UnicodeTokenizer, lcs_length, precision
+from needlec.compile.overlap import METRICS, PART_MEMO_CHARS, UnicodeTokenizer, lcs_length, precision
 
 
 def reference(question: str, context: str) -> dict[str, float]:
@@ -119,3 +119,21 @@ def test_a_part_with_no_question_word_still_parts_its_neighbours(filler: str) ->
     assert precision("a b", ["a", filler, "b"]) == expected
     assert precision("a b", f"a {filler} b") == expected
     assert precision("A b", ["x", filler]) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+
+
+@pytest.mark.parametrize("stemmed", [False, True])
+def test_long_parts_score_as_the_parts_joined(stemmed: bool) -> None:
+    """Parts too long to be memoised (FWE's blocks) take a path of their own, on which their distinct tokens
+    decide whether they hold a question word. The scores are still those of the joined text: for a long part
+    whose words match the question's only once stemmed ("jumped" and "jumping", "fence" and "fences"), for one
+    with none of them, and for one with a question word at its very end."""
+    question = "Which runners were jumping over the fences?"
+    inflected = "jumped fence " * 200
+    other = "qq zz " * 400
+    parts = ["start", inflected, other, "fences", other + "Runners"]
+    assert all(len(part) > PART_MEMO_CHARS for part in (inflected, other))
+    assert precision(question, parts, stemmed) == precision(question, " ".join(parts), stemmed)
+    alone = precision(question, [other, inflected], stemmed)
+    assert alone == precision(question, f"{other} {inflected}", stemmed)
+    # unstemmed, the inflected words match nothing; stemmed, "jump" and "fenc" do (2 of the 7 words)
+    assert alone["rouge1"] == (round(2 / 7, 6) if stemmed else 0.0)

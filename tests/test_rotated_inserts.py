@@ -377,6 +377,13 @@ def test_word_list_counts_at_once_equal_encodings(
     counter, windows = Counter(index), _WindowsOnly(index)
     stem, by_windows = _Stem(counter, start, inserts, prefix), _Stem(windows, start, inserts, prefix)
     assert stem.points == by_windows.points and stem.before == by_windows.before
+    # the counter keeps the stem's counts (`_line_counts`' last result): the first m of its inserts, in another
+    # frame and up to another end, get what a fresh counter works out (None too: m ending inside a run of
+    # inserts at one place, an end too near the last insert)
+    for m in sorted({9, len(inserts) // 2, len(inserts) - 1, len(inserts)}, reverse=True):
+        for e in (end, inserts[m - 1].pos + 1):
+            fresh = Counter(index)._line_counts(start, e, inserts[:m], "")
+            assert counter._line_counts(start, e, inserts[:m], "") == fresh
     assert [stem._through(k) for k in range(len(stem.points))] == [
         by_windows._through(k) for k in range(len(stem.points))
     ]

@@ -120,8 +120,10 @@ def precision(question: str, reference: str | Sequence[str], stemmed: bool = Fal
     if isinstance(reference, str):
         found = focused.tokenize(reference)
     else:
-        unicode = not all(part.isascii() for part in reference)  # the path the joined text would take
-        found = focused.focus([t for part in reference for t in _part_or_gap(part, unicode, stemmed, vocabulary)])
+        distinct = set(reference)  # (CWE's 300 needles are ten words)
+        unicode = not all(part.isascii() for part in distinct)  # the path the joined text would take
+        parts = {part: _part_or_gap(part, unicode, stemmed, vocabulary) for part in distinct}
+        found = focused.focus(list(itertools.chain.from_iterable(map(parts.__getitem__, reference))))
     scores = {
         "rouge1": _ngram_precision(asked, found, 1),
         "rouge2": _ngram_precision(asked, found, 2),
@@ -143,22 +145,38 @@ def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) 
     """`part_tokens`, or, for a part with none of the question's tokens, one placeholder for them (none when
     it has none): `FocusedTokenizer.focus` makes one of such a run anyway. FWE's 100 blocks of coded words
     (43,000 tokens an item) then add 100 placeholders, not 43,000 tokens, to the reference it looks through."""
-    tokens = part_tokens(part, unicode, stemmed)
-    if not tokens or not vocabulary.isdisjoint(tokens):
-        return tokens
-    return (FocusedTokenizer.PLACEHOLDER,)
+    if len(part) <= PART_MEMO_CHARS:
+        tokens = _part_tokens(part, unicode, stemmed)
+        if not tokens or not vocabulary.isdisjoint(tokens):
+            return tokens
+        return (FocusedTokenizer.PLACEHOLDER,)
+    # a long part (not memoised): its distinct tokens decide, and only a part that has a question token is
+    # stemmed and listed token by token
+    words = _unstemmed(part, unicode)
+    if not words:
+        return ()
+    if not stemmed:
+        return tuple(words) if not vocabulary.isdisjoint(words) else (FocusedTokenizer.PLACEHOLDER,)
+    stems = {token: stem(token) for token in set(words)}
+    if vocabulary.isdisjoint(stems.values()):
+        return (FocusedTokenizer.PLACEHOLDER,)
+    return tuple(map(stems.__getitem__, words))
 
 
 PART_MEMO_CHARS = 2048
 """Longest reference part whose tokens are memoised (a needle; FWE's fresh blocks of coded words are not)."""
 
 
+def _unstemmed(part: str, unicode: bool) -> list[str]:
+    """A part's tokens before stemming, on its Unicode path or its ASCII one."""
+    if unicode:
+        return _TOKEN.findall(unicodedata.normalize("NFKC", part).casefold())  # type: ignore[no-any-return]
+    return _ascii_tokens(part)
+
+
 @lru_cache(maxsize=16384)
 def _part_tokens(part: str, unicode: bool, stemmed: bool) -> tuple[str, ...]:
-    if unicode:
-        tokens: list[str] = _TOKEN.findall(unicodedata.normalize("NFKC", part).casefold())
-    else:
-        tokens = _ascii_tokens(part)
+    tokens = _unstemmed(part, unicode)
     if not stemmed:
         return tuple(tokens)
     stems = {token: stem(token) for token in set(tokens)}  # each distinct token once (FWE's blocks repeat)

@@ -274,6 +274,9 @@ class Counter:
         self._line_start: Any = None  # a line break and a verified line start after it (False: no such class)
         self._joints: dict[str, bool] = {}
         self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
+        # `_line_counts`' last result: start, inserts, checkpoints, running counts, gaps
+        self._last_lines: tuple[int, list[Insert], list[int], list[int], list[int]] | None = None
+        self._last_texts: tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # `_text_codes`
 
     def _remember_long(self, text: str) -> None:
         """Account for a long insert text about to be kept as a memo key, emptying the memos past the limits."""
@@ -638,11 +641,7 @@ class Counter:
         # the joints `_rotated` checks, before each insert (after the one before it at its place, if any) and
         # after the last at each place: each three characters (the left one and the two after it; two where an
         # insert is one character long), keyed by their code points, checked once and memoised
-        distinct = list(dict.fromkeys(texts))
-        rank = {t: r for r, t in enumerate(distinct)}
-        ids = np.array(list(map(rank.__getitem__, texts)), dtype=np.int64)
-        last = np.array([ord(t[-1]) for t in distinct], dtype=np.int64)
-        heads = np.array([ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct], dtype=np.int64)
+        ids, last, heads = self._text_codes(texts)
         codes = self.index.codes()
         lefts = codes[at - 1].astype(np.int64)
         same = steps == 0  # same[r]: insert r + 1 is at insert r's place
@@ -652,8 +651,7 @@ class Counter:
         ends[:-1] = ~same
         after = at[ends]
         rights = (last[ids[ends]] << 42) | (codes[after].astype(np.int64) << 21) | codes[after + 1]
-        probes = set(rights.tolist())
-        probes.update(((lefts << 42) | heads[ids]).tolist())
+        probes = set(np.unique(np.concatenate((rights, (lefts << 42) | heads[ids]))).tolist())
         joints = self._joint_codes
         match = self._patterns()[0].match
         for k in probes - joints.keys():
@@ -666,6 +664,23 @@ class Counter:
         gaps[0] -= self.index.safe_tok[b_at]
         return positions, texts, gaps.tolist(), ats.tolist()
 
+    def _text_codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For `_rotation`: each text's rank among the distinct texts, and per distinct text its last
+        character's code point and its first two's (the second `_NO_CHAR` where there is none). Kept for the
+        last list of texts: every start of an item places the same texts in the same order."""
+        import numpy as np
+
+        last = self._last_texts
+        if last is not None and last[0] == texts:
+            return last[1]
+        distinct = list(dict.fromkeys(texts))
+        rank = {t: r for r, t in enumerate(distinct)}
+        ids = np.array(list(map(rank.__getitem__, texts)), dtype=np.int64)
+        ends = np.array([ord(t[-1]) for t in distinct], dtype=np.int64)
+        heads = np.array([ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct], dtype=np.int64)
+        self._last_texts = (texts, (ids, ends, heads))
+        return ids, ends, heads
+
     def _line_counts(
         self, start: int, end: int, inserts: list[Insert], prefix: str
     ) -> tuple[list[int], list[int], list[int]] | None:
@@ -676,17 +691,29 @@ class Counter:
         adds them); and the gap before each insert. None where `_windows` takes no such fast path."""
         safe = self.index.safe
         j = bisect.bisect_left(safe, start + 1)
-        if len(inserts) <= 8 or j >= len(safe) or safe[j] >= end:
+        m = len(inserts)
+        if m <= 8 or j >= len(safe) or safe[j] >= end:
             return None
+        head = self.encoded(prefix + self.index.text[start : safe[j]])
+        last = self._last_lines
+        if last is not None and last[0] == start and m <= len(last[1]):
+            # the last context's first m inserts (the window's, after a start's stem with its deepest needle
+            # moved to the end): the same checkpoints and counts, shifted by the head, where the prefix's last
+            # insert was one at its place there too (its joint after it was checked) and ends before `end`
+            _, known, points, running, gaps = last
+            if (m == len(known) or known[m].pos != known[m - 1].pos) and points[m] + 2 <= end and known[:m] == inserts:
+                shift = head - running[0]
+                return points[: m + 1], [t + shift for t in running[: m + 1]], gaps[:m]
         got = self._rotation(inserts, safe[j], j, end)
         if got is None:
             return None
         positions, texts, gaps, _ = got
-        head = self.encoded(prefix + self.index.text[start : safe[j]])
         own = {t: self.encoded(t) if len(t) < LONG_INSERT else self.tokens(t) for t in set(texts)}
         counts = list(map(own.__getitem__, texts))
         running = list(itertools.accumulate(map(operator.add, gaps, counts), initial=head))
-        return [safe[j], *positions], running, gaps
+        points = [safe[j], *positions]
+        self._last_lines = (start, list(inserts), points, running, gaps)
+        return list(points), list(running), list(gaps)
 
     def _rotated(self, run: list[Insert], s: int, following: int, end: int) -> list[str] | None:
         """The texts of a run of inserts at one position read from safe point `s` (at or before it) on, when
@@ -1074,7 +1101,7 @@ def _place(
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
-    needle_tokens = [counter.tokens(n + joiner) for n in needles]
+    needle_tokens = _needle_tokens(counter, needles, joiner)
     frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
@@ -1083,7 +1110,7 @@ def _place(
             f"target length {target} is too small for the needles and prompt "
             f"({sum(needle_tokens) + frame_tokens} tokens)"
         )
-    order = sorted(range(len(needles)), key=lambda i: (depths[i], i))
+    order = sorted(range(len(needles)), key=depths.__getitem__)  # (stable: equal depths in needle order)
     at_end = [i for i in order if depths[i] >= 100.0]
     t_begin = index.token_at(start)
 
@@ -1187,6 +1214,12 @@ def _place(
     return _measure(counter, text, begin, end, inserts, needles, order, total, context_tokens)
 
 
+def _needle_tokens(counter: Counter, needles: list[str], joiner: str) -> list[int]:
+    """Each needle's tokens with its joiner, counted once per distinct needle (CWE's 300 are ten words)."""
+    own = {n: counter.tokens(n + joiner) for n in set(needles)}
+    return list(map(own.__getitem__, needles))
+
+
 def _text_end(text: str, q: int, floor: int) -> int:
     """The end of the text before boundary `q`: `q` less the whitespace in front of it (not below `floor`)."""
     while q > floor and text[q - 1].isspace():
@@ -1228,13 +1261,13 @@ def _place_on_boundaries(
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
-    needle_tokens = [counter.tokens(n + joiner) for n in needles]
+    needle_tokens = _needle_tokens(counter, needles, joiner)
     frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
     if hay_tokens < 2 * MARGIN_TOKENS or not needles:
         return None
-    order = sorted(range(len(needles)), key=lambda i: (depths[i], i))
+    order = sorted(range(len(needles)), key=depths.__getitem__)  # (stable: equal depths in needle order)
     at_end = depths[order[-1]] >= 100.0  # the deepest needle ends the context
     after = bisect.bisect_right(bounds, start)
     shorts: list[_Short] = []  # windows ending at a sentence that fall short of the target, in the order found
