@@ -1,20 +1,23 @@
 """Marginal CPU per item, per family and task, at several lengths, against Kamradt NIAH.
 
 Each row loads a shipped spec (one config of it), prepares its haystacks once, and then builds items
-in-process at each length with `build_item`, the way a compile's workers do. Only the item builds
+in-process at each length with `build_item`, the way a compile's workers do. Only the items
 are timed (CPU seconds, `time.process_time`): haystack preparation, filters and indexing are fixed
 costs that a compile pays once per haystack, and so are the caches that fill over a compile's first
 items (`--warm` items are built untimed at each length first), so what remains is the marginal cost
 of one more item. The figure is the median over the items; the ratio column divides it by Kamradt
 NIAH's median at the same length with the same tokenizer, its items built in turn with the row's
 (one of each, then the next, which goes first alternating), so that the machine's speed, which can
-drift by half within minutes, moves both alike. The last column is the row's needle draw alone at
+drift by half within minutes, moves both alike. The draw column is the row's needle draw alone at
 the longest length (the kind's `draw_at`, before any layout), against the same NIAH item: a floor
 under the row's ratio that no layout removes (FWE draws RULER's whole Zipf stream of coded words for
-each item).
+each item). The two compile columns time one more item at the longest length as a compile's worker
+takes it (`compile_item`: the build, the length and depth checks, the overlap figures against the
+budgets and the dataset line), against NIAH's the same way: what a user pays per item, where the
+build is what the layout engine costs (`--no-compile` leaves them out).
 
     python benchmarks/families.py [--lengths 4096,32768,131072] [--items 5] [--warm 20] [--only ruler]
-        [--hf PATH/tokenizer.json]
+        [--hf PATH/tokenizer.json] [--no-compile]
 
 `--hf` adds a row per family for a Hugging Face `tokenizer.json` (its ratio is against NIAH with
 the same file). Two more parts run in the same invocation when asked for, each by its own script in
@@ -37,13 +40,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
 from needlec.compile.items import build_item, draw_item
-from needlec.compile.pipeline import Prepared, default_cache_dir, prepare_work
+from needlec.compile.pipeline import Prepared, Work, compile_item, default_cache_dir, prepare_work
 from needlec.compile.plan import load_plan
 from needlec.kinds.ruler.kind import TaskName
 
@@ -101,29 +104,41 @@ class Runner:
         self.depths = self.config.depth_points()
         self.drawn = 0  # repeats used so far: every build is a fresh item
 
-    def builds(self, length: int, items: int, warm: int = 1) -> list[tuple[Callable[[], object], Callable[[], object]]]:
-        """`items` item builds at `length`, ready to time, each with its needle draw alone (`warm` more are
-        built first: lazy per-haystack work such as boundary lists, piece counts and search tables is a
-        fixed cost that a compile pays once, not a per-item one)."""
+    def _work(self, length: int, items: int) -> list[Work]:
+        """`items` fresh items at `length` (each a repeat not drawn before), the grid's depths in turn."""
         keys = [
             dataclasses.replace(
                 self.first, length=length, depth=self.depths[i % len(self.depths)], repeat=self.drawn + i
             )
-            for i in range(items + warm)
+            for i in range(items)
         ]
-        self.drawn += items + warm
-        work = prepare_work(self.prepared, [(self.config, keys)])
+        self.drawn += items
+        return prepare_work(self.prepared, [(self.config, keys)])
+
+    def builds(self, length: int, items: int, warm: int = 1) -> list[tuple[Callable[[], object], Callable[[], object]]]:
+        """`items` item builds at `length`, ready to time, each with its needle draw alone (`warm` more are
+        built first: lazy per-haystack work such as boundary lists, piece counts and search tables is a
+        fixed cost that a compile pays once, not a per-item one)."""
         name = self.plan.spec.name
         thunks = [
             (
                 functools.partial(build_item, name, self.config, key, view, kind),
                 functools.partial(draw_item, self.config, key, view, kind),
             )
-            for _, key, view, kind, _ in work
+            for _, key, view, kind, _ in self._work(length, items + warm)
         ]
         for build, _ in thunks[:warm]:
             build()
         return thunks[warm:]
+
+    def compiles(self, length: int, items: int) -> list[Callable[[], object]]:
+        """`items` fresh items at `length` as a compile's worker takes each (`compile_item`: the build, the
+        checks, the overlap figures and the dataset line), ready to time once `builds` has warmed the caches."""
+        name = self.plan.spec.name
+        return [
+            functools.partial(compile_item, name, self.config, key, view, kind, False, sample)
+            for _, key, view, kind, sample in self._work(length, items)
+        ]
 
 
 def timed(build: Callable[[], object]) -> float:
@@ -132,27 +147,47 @@ def timed(build: Callable[[], object]) -> float:
     return time.process_time() - began
 
 
+def interleaved(
+    pairs: Iterable[tuple[Callable[[], object], Callable[[], object]]],
+    after: Callable[[int], None] = lambda i: None,
+) -> tuple[float, float]:
+    """The median CPU seconds of each side of the pairs, timed in turn (row, NIAH, NIAH, row, row, ...) so
+    that a machine whose speed drifts moves both alike and neither always runs right after the other (in a
+    fixed order, NIAH against itself measured 1.05-1.10); `after(i)` runs after pair i's row is timed."""
+    mine, theirs = [], []
+    for i, (own, niah) in enumerate(pairs):
+        if i % 2:  # which of the two goes first alternates: the one after the other's runs colder
+            theirs.append(timed(niah))
+        mine.append(timed(own))
+        after(i)
+        if not i % 2:
+            theirs.append(timed(niah))
+    return statistics.median(mine), statistics.median(theirs)
+
+
 def measure(
     row: Runner, base: Runner, lengths: list[int], items: int, warm: int = 1
 ) -> dict[int, tuple[float, float, float]]:
-    """Median CPU seconds of one item build per length for a row and for Kamradt NIAH, and of the row's
-    needle draw alone (`draw_item`: what the kind draws before any layout, timed again after each build,
-    which it repeats exactly). The builds are interleaved (row, NIAH, NIAH, row, row, ...) so that a
-    machine whose speed drifts moves both alike and neither always runs right after the other's build
-    (in a fixed order, NIAH against itself measured 1.05-1.10)."""
-    out: dict[int, tuple[float, float, float]] = {}
-    for length in lengths:
-        mine, theirs, draws = [], [], []
-        pairs = zip(row.builds(length, items, warm), base.builds(length, items, warm), strict=True)
-        for i, ((own, draw), (niah, _)) in enumerate(pairs):
-            if i % 2:  # which of the two goes first alternates: the one after the other's build runs colder
-                theirs.append(timed(niah))
-            mine.append(timed(own))
-            draws.append(timed(draw))
-            if not i % 2:
-                theirs.append(timed(niah))
-        out[length] = (statistics.median(mine), statistics.median(theirs), statistics.median(draws))
-    return out
+    """Median CPU seconds of one item build per length for a row and for Kamradt NIAH, built in turn
+    (`interleaved`), and of the row's needle draw alone (`draw_item`: what the kind draws before any layout,
+    timed again after each build, which it repeats exactly)."""
+    return {length: _measure_at(row, base, length, items, warm) for length in lengths}
+
+
+def _measure_at(row: Runner, base: Runner, length: int, items: int, warm: int) -> tuple[float, float, float]:
+    builds = row.builds(length, items, warm)
+    draws: list[float] = []
+    own, niah = interleaved(
+        zip([b for b, _ in builds], [b for b, _ in base.builds(length, items, warm)], strict=True),
+        lambda i: draws.append(timed(builds[i][1])),
+    )
+    return own, niah, statistics.median(draws)
+
+
+def measure_compiles(row: Runner, base: Runner, length: int, items: int) -> tuple[float, float]:
+    """Median CPU seconds of one more item as a compile's worker takes it (`compile_item`), for the row and
+    for Kamradt NIAH in turn, at `length` (after `measure`, whose builds warmed the caches)."""
+    return interleaved(zip(row.compiles(length, items), base.compiles(length, items), strict=True))
 
 
 def main() -> int:
@@ -166,6 +201,13 @@ def main() -> int:
         help=f"items built at each length before the timed ones (default {WARM}): per-haystack caches fill first",
     )
     parser.add_argument("--only", default="", help="only rows whose label contains this text")
+    parser.add_argument(
+        "--no-compile",
+        dest="compile",
+        action="store_false",
+        help="leave out the two compile columns (one more item at the longest length as a compile's worker "
+        "takes it: build, checks, overlap figures, dataset line; in ms and against NIAH's)",
+    )
     parser.add_argument("--hf", type=Path, help="also measure with this tokenizer.json")
     parser.add_argument("--jobs", help="also time whole compiles on these worker counts, e.g. 1,2,0 (scaling.py)")
     parser.add_argument("--ruler", type=Path, help="also compare with RULER's generator in this checkout")
@@ -182,6 +224,7 @@ def main() -> int:
         + "".join(f"{n:>14}" for n in lengths)
         + "".join(f"{'x' + str(n):>10}" for n in lengths)
         + f"{'draw x' + str(lengths[-1]):>14}"
+        + (f"{'compile ' + str(lengths[-1]):>16}{'compile x':>11}" if args.compile else "")
     )
     with tempfile.TemporaryDirectory() as tmp:
         for label, tokenizer_json in tokenizers:
@@ -192,14 +235,19 @@ def main() -> int:
             for row in rows:
                 spec = hf_spec(Path(tmp), row, tokenizer_json) if tokenizer_json else ROOT / row.spec
                 try:
-                    got = measure(Runner(spec, row.config), base, lengths, args.items, args.warm)
+                    runner = Runner(spec, row.config)
+                    got = measure(runner, base, lengths, args.items, args.warm)
+                    compiled = measure_compiles(runner, base, lengths[-1], args.items) if args.compile else None
                 except Exception as exc:  # a row that cannot run here is reported, not fatal
                     print(f"{row.label:<26}  failed: {type(exc).__name__}: {str(exc)[:80]}")
                     continue
                 cells = "".join(f"{got[n][0] * 1000:>14.1f}" for n in lengths)
                 ratios = "".join(f"{got[n][0] / got[n][1]:>10.2f}" for n in lengths)
                 longest = got[lengths[-1]]
-                print(f"{row.label:<26}{cells}{ratios}{longest[2] / longest[1]:>14.2f}", flush=True)
+                line = f"{row.label:<26}{cells}{ratios}{longest[2] / longest[1]:>14.2f}"
+                if compiled is not None:
+                    line += f"{compiled[0] * 1000:>16.1f}{compiled[0] / compiled[1]:>11.2f}"
+                print(line, flush=True)
     status = 0
     here = Path(__file__).resolve().parent
     if args.jobs:

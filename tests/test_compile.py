@@ -103,6 +103,39 @@ def test_manifest_matches_files(small_niah: Path) -> None:
     assert {t["name"] for t in manifest["tokenizers"]} == {"cl100k_base", "o200k_base"}
 
 
+def test_compile_item_gives_the_line_a_compile_writes(small_niah: Path) -> None:
+    """`compile_item`, what a compile's worker does with each item (and what benchmarks/families.py times),
+    gives the very line the compile wrote for it, its context's tokens and its needle overlap figures, with
+    no problem found: for items of every config and length of the grid."""
+    from needlec.compile.pipeline import Prepared, compile_item, default_cache_dir, prepare_work
+    from needlec.compile.plan import load_plan
+
+    written = {item["id"]: item for _, item in items(small_niah)}
+    lines = {
+        json.loads(line)["id"]: line
+        for path in sorted((small_niah / "data").rglob("*.jsonl"))
+        for line in path.read_bytes().splitlines(keepends=True)
+    }
+    plan = load_plan(SPECS / "niah.yaml", default_cache_dir())
+    prepared = Prepared(plan, default_cache_dir())
+    checked = 0
+    for name in ("single", "multi", "passkey"):
+        config = plan.config(name)
+        ids = [h.id for h in prepared.haystacks(config.spec)]
+        keys = [k for k in plan.keys(config, ids) if k.length in (1000, 16000) and k.id(plan.spec.name) in lines]
+        for _, key, view, kind, sample in prepare_work(prepared, [(config, keys[:: max(1, len(keys) // 3)])]):
+            got = compile_item(plan.spec.name, config, key, view, kind, False, sample)
+            item_id = key.id(plan.spec.name)
+            assert got.line == lines[item_id]
+            assert got.tokens == written[item_id]["context_tokens"]
+            assert got.problems == []
+            (config_name, against, scores), *_ = got.overlap
+            assert (config_name, against) == (name, "needle")
+            assert {k: v for k, v in scores.items() if not k.endswith("_stemmed")} == written[item_id]["overlap"]
+            checked += 1
+    assert checked >= 9
+
+
 def test_load_dataset_every_config_offline(small_niah: Path, tmp_path: Path) -> None:
     import datasets
 

@@ -317,6 +317,45 @@ Work = tuple[ConfigPlan, ItemKey, HaystackView, NeedleKind, bool]
 _STATE: dict[str, Any] = {}
 
 
+@dataclass(frozen=True)
+class CompiledItem:
+    """One item as a compile keeps it: its line of the dataset, the problems its checks found, its overlap
+    figures (config, what they are against, scores) and its context's tokens."""
+
+    line: bytes
+    problems: list[str]
+    overlap: list[tuple[str, str, dict[str, float]]]
+    tokens: int
+
+
+def compile_item(
+    benchmark: str,
+    config: ConfigPlan,
+    key: ItemKey,
+    view: HaystackView,
+    kind: NeedleKind,
+    verify: bool = False,
+    sample_context: bool = False,
+) -> CompiledItem:
+    """Build one item and do what a compile does with it besides writing it: check it (`check_item`, with
+    the haystack's counter; `verify` re-encodes it whole), look for forbidden terms in its window, score its
+    question against its needles (and against its whole context where `sample_context`) and check those
+    figures against the spec's budgets, and serialise it."""
+    item, leaks = build_item(benchmark, config, key, view, kind)
+    problems = check_item(item, config.spec, view.index.tokenizer, verify, view.counter.tokens)
+    problems.extend(leak_problem(item.id, leaks))
+    # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
+    evidence = [n.text for n in item.targets()]
+    needle_scores = {**item.overlap, **stemmed_precision(item.question, evidence)}
+    overlap = [(config.name, "needle", needle_scores)]
+    problems.extend(check_budgets(item.id, config.spec, "needle", needle_scores))
+    if sample_context:
+        scores = both(item.question, item.context())
+        overlap.append((config.name, "context", scores))
+        problems.extend(check_budgets(item.id, config.spec, "context", scores))
+    return CompiledItem(canonical.line(item.row()), problems, overlap, item.context_tokens)
+
+
 def _run_block(index: int) -> tuple[int, Summary]:
     """Build one block's items into its shard file; only the summary travels back."""
     plan: Plan = _STATE["plan"]
@@ -329,22 +368,11 @@ def _run_block(index: int) -> tuple[int, Summary]:
     try:
         with part.open("wb") as shard:
             for config, key, view, kind, sample_context in work[block.start : block.end]:
-                item, leaks = build_item(plan.spec.name, config, key, view, kind)
-                summary.problems.extend(
-                    check_item(item, config.spec, view.index.tokenizer, verify, view.counter.tokens)
-                )
-                summary.problems.extend(leak_problem(item.id, leaks))
-                # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
-                evidence = [n.text for n in item.targets()]
-                needle_scores = {**item.overlap, **stemmed_precision(item.question, evidence)}
-                summary.overlap.append((config.name, "needle", needle_scores))
-                summary.problems.extend(check_budgets(item.id, config.spec, "needle", needle_scores))
-                if sample_context:
-                    scores = both(item.question, item.context())
-                    summary.overlap.append((config.name, "context", scores))
-                    summary.problems.extend(check_budgets(item.id, config.spec, "context", scores))
-                summary.tokens += item.context_tokens
-                shard.write(canonical.line(item.row()))
+                got = compile_item(plan.spec.name, config, key, view, kind, verify, sample_context)
+                summary.problems.extend(got.problems)
+                summary.overlap.extend(got.overlap)
+                summary.tokens += got.tokens
+                shard.write(got.line)
     except NeedlecError as exc:  # this cell cannot be built; the others go on and are kept
         part.unlink(missing_ok=True)
         return index, Summary(block.count, 0, error=f"{block.cell}: {exc.render()}")
