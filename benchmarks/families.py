@@ -57,6 +57,10 @@ rather than in the first: RULER QA's name checks scan the haystack until its sea
 RAG-chunk counts each chunk the first time an item shows it. A compile pays these once."""
 
 
+COMPILE_WARM = 3
+"""Items taken through `compile_item` untimed before the timed ones of the compile columns."""
+
+
 @dataclass(frozen=True)
 class Row:
     """One measured family or task: a spec, one of its configs and the label printed."""
@@ -131,14 +135,18 @@ class Runner:
             build()
         return thunks[warm:]
 
-    def compiles(self, length: int, items: int) -> list[Callable[[], object]]:
+    def compiles(self, length: int, items: int, warm: int = COMPILE_WARM) -> list[Callable[[], object]]:
         """`items` fresh items at `length` as a compile's worker takes each (`compile_item`: the build, the
-        checks, the overlap figures and the dataset line), ready to time once `builds` has warmed the caches."""
+        checks, the overlap figures and the dataset line), ready to time, after `warm` more taken untimed (the
+        checks' and the overlap's own memos fill; the builds' caches are warm from `builds`)."""
         name = self.plan.spec.name
-        return [
+        thunks = [
             functools.partial(compile_item, name, self.config, key, view, kind, False, sample)
-            for _, key, view, kind, sample in self._work(length, items)
+            for _, key, view, kind, sample in self._work(length, items + warm)
         ]
+        for thunk in thunks[:warm]:
+            thunk()
+        return thunks[warm:]
 
 
 def timed(build: Callable[[], object]) -> float:

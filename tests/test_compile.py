@@ -105,8 +105,10 @@ def test_manifest_matches_files(small_niah: Path) -> None:
 
 def test_compile_item_gives_the_line_a_compile_writes(small_niah: Path) -> None:
     """`compile_item`, what a compile's worker does with each item (and what benchmarks/families.py times),
-    gives the very line the compile wrote for it, its context's tokens and its needle overlap figures, with
-    no problem found: for items of every config and length of the grid."""
+    called on its own gives the very line the compile wrote for the item, its context's tokens, its needle
+    overlap figures (the item's own and the stemmed ones) and a context entry where the item is sampled, with
+    no problem found: for items of every config and two lengths of the grid. (That the lines are the ones the
+    code before `compile_item` wrote is what the golden records show.)"""
     from needlec.compile.pipeline import Prepared, compile_item, default_cache_dir, prepare_work
     from needlec.compile.plan import load_plan
 
@@ -129,9 +131,11 @@ def test_compile_item_gives_the_line_a_compile_writes(small_niah: Path) -> None:
             assert got.line == lines[item_id]
             assert got.tokens == written[item_id]["context_tokens"]
             assert got.problems == []
-            (config_name, against, scores), *_ = got.overlap
+            (config_name, against, scores), *context = got.overlap
             assert (config_name, against) == (name, "needle")
             assert {k: v for k, v in scores.items() if not k.endswith("_stemmed")} == written[item_id]["overlap"]
+            assert {k.removesuffix("_stemmed") for k in scores} == set(written[item_id]["overlap"])
+            assert [(c, a) for c, a, _ in context] == ([(name, "context")] if sample else [])
             checked += 1
     assert checked >= 9
 

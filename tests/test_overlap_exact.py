@@ -137,3 +137,10 @@ def test_long_parts_score_as_the_parts_joined(stemmed: bool) -> None:
     assert alone == precision(question, f"{other} {inflected}", stemmed)
     # unstemmed, the inflected words match nothing; stemmed, "jump" and "fenc" do (2 of the 7 words)
     assert alone["rouge1"] == (round(2 / 7, 6) if stemmed else 0.0)
+    # long parts on the Unicode path (one Chinese character a token), and one of punctuation only (no token)
+    chinese, dots = "跳过篱笆的人。" * 400, "... " * 700
+    assert all(len(part) > PART_MEMO_CHARS for part in (chinese, dots))
+    mixed = ["篱笆", chinese, dots, "runners", dots + "跑"]
+    asked = "谁跳过了篱笆? Which runners?"
+    assert precision(asked, mixed, stemmed) == precision(asked, " ".join(mixed), stemmed)
+    assert precision("runners", [dots, "runners"], stemmed) == {"rouge1": 1.0, "rouge2": 0.0, "rougeL": 1.0}

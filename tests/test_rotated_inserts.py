@@ -378,12 +378,19 @@ def test_word_list_counts_at_once_equal_encodings(
     stem, by_windows = _Stem(counter, start, inserts, prefix), _Stem(windows, start, inserts, prefix)
     assert stem.points == by_windows.points and stem.before == by_windows.before
     # the counter keeps the stem's counts (`_line_counts`' last result): the first m of its inserts, in another
-    # frame and up to another end, get what a fresh counter works out (None too: m ending inside a run of
-    # inserts at one place, an end too near the last insert)
+    # frame and up to another end, get what a fresh counter works out (None where the end is too near the last
+    # insert), and so do a later start and inserts that differ from the stem's (a line moved off its line
+    # start, a last line of more tokens), each asked right after the stem
     for m in sorted({9, len(inserts) // 2, len(inserts) - 1, len(inserts)}, reverse=True):
         for e in (end, inserts[m - 1].pos + 1):
             fresh = Counter(index)._line_counts(start, e, inserts[:m], "")
             assert counter._line_counts(start, e, inserts[:m], "") == fresh
+    later = next(q for q in index.boundaries("line") if q > start)
+    moved = [*inserts[:-1], Insert(inserts[-1].pos + 1, inserts[-1].text)]
+    longer = [*inserts[:-1], Insert(inserts[-1].pos, "quiet words and more quiet words\n")]
+    for asked in ((later, end, inserts), (start, end, moved), (start, end, longer)):
+        _Stem(counter, start, inserts, prefix)
+        assert counter._line_counts(*asked, "") == Counter(index)._line_counts(*asked, "")
     assert [stem._through(k) for k in range(len(stem.points))] == [
         by_windows._through(k) for k in range(len(stem.points))
     ]

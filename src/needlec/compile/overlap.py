@@ -105,7 +105,7 @@ def precision(question: str, reference: str | Sequence[str], stemmed: bool = Fal
     """ROUGE-1/2/L precision of the question against a reference: how much of it occurs there.
 
     The reference is a text, or its parts (needle texts), which count as joined by a space: each part's
-    tokens are then memoised (`part_tokens`), as needles recur across items. Keys are `METRICS` (`rouge1`,
+    tokens are then memoised (`_part_tokens`), as needles recur across items. Keys are `METRICS` (`rouge1`,
     ...); with `stemmed`, both sides are stemmed first (the keys stay the same: see `both` for the two sets
     side by side)."""
     asked = UnicodeTokenizer(stemmed).tokenize(question)
@@ -126,19 +126,14 @@ def precision(question: str, reference: str | Sequence[str], stemmed: bool = Fal
     return {name: round(scores[name], 6) for name in METRICS}
 
 
-def part_tokens(part: str, unicode: bool, stemmed: bool) -> tuple[str, ...]:
-    """`UnicodeTokenizer(stemmed).tokenize` of one part of a reference, on its Unicode path (`unicode`) or
-    its ASCII one, memoised for parts of up to `PART_MEMO_CHARS` characters. Parts joined by a space give
-    the tokens of each in turn: NFKC and case folding change nothing across a space, and no token holds one."""
-    if len(part) > PART_MEMO_CHARS:
-        return _part_tokens.__wrapped__(part, unicode, stemmed)
-    return _part_tokens(part, unicode, stemmed)
-
-
 def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) -> tuple[str, ...]:
-    """`part_tokens`, or, for a part with none of the question's tokens, one placeholder for them (none when
-    it has none): `FocusedTokenizer.focus` makes one of such a run anyway. FWE's 100 blocks of coded words
-    (43,000 tokens an item) then add 100 placeholders, not 43,000 tokens, to the reference it looks through."""
+    """A part's tokens (`UnicodeTokenizer(stemmed).tokenize` of it alone, on its Unicode path or its ASCII
+    one: parts joined by a space give the tokens of each in turn, as NFKC and case folding change nothing
+    across a space and no token holds one), or, for a part with none of the question's tokens, one
+    placeholder for them (none when it has none): `FocusedTokenizer.focus` makes one of such a run anyway.
+    FWE's 100 blocks of coded words (43,000 tokens an item) then add 100 placeholders, not 43,000 tokens,
+    to the reference it looks through. Parts of up to `PART_MEMO_CHARS` characters are memoised (needles
+    recur across items); a longer one is judged by its distinct tokens first."""
     if len(part) <= PART_MEMO_CHARS:
         tokens = _part_tokens(part, unicode, stemmed)
         if not tokens or not vocabulary.isdisjoint(tokens):

@@ -678,7 +678,7 @@ class Counter:
         ids = np.array(list(map(rank.__getitem__, texts)), dtype=np.int64)
         ends = np.array([ord(t[-1]) for t in distinct], dtype=np.int64)
         heads = np.array([ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct], dtype=np.int64)
-        self._last_texts = (texts, (ids, ends, heads))
+        self._last_texts = (list(texts), (ids, ends, heads))  # (a copy: the caller keeps the list it gave)
         return ids, ends, heads
 
     def _line_counts(
@@ -694,7 +694,6 @@ class Counter:
         m = len(inserts)
         if m <= 8 or j >= len(safe) or safe[j] >= end:
             return None
-        head = self.encoded(prefix + self.index.text[start : safe[j]])
         last = self._last_lines
         if last is not None and last[0] == start and m <= len(last[1]):
             # the last context's first m inserts (the window's, after a start's stem with its deepest needle
@@ -702,12 +701,13 @@ class Counter:
             # insert was one at its place there too (its joint after it was checked) and ends before `end`
             _, known, points, running, gaps = last
             if (m == len(known) or known[m].pos != known[m - 1].pos) and points[m] + 2 <= end and known[:m] == inserts:
-                shift = head - running[0]
+                shift = self.encoded(prefix + self.index.text[start : safe[j]]) - running[0]
                 return points[: m + 1], [t + shift for t in running[: m + 1]], gaps[:m]
         got = self._rotation(inserts, safe[j], j, end)
         if got is None:
             return None
         positions, texts, gaps, _ = got
+        head = self.encoded(prefix + self.index.text[start : safe[j]])
         own = {t: self.encoded(t) if len(t) < LONG_INSERT else self.tokens(t) for t in set(texts)}
         counts = list(map(own.__getitem__, texts))
         running = list(itertools.accumulate(map(operator.add, gaps, counts), initial=head))
