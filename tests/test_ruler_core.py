@@ -92,21 +92,25 @@ def test_random_letters_are_the_letters_choices_draws(count: int) -> None:
 
 
 def test_draw_all_draws_what_draw_draws_one_at_a_time() -> None:
-    """Batches of candidates, rejected ones included (a tiny alphabet repeats words), give the strings and
-    the rng state of one `draw` per string."""
-    letters = "ab"
-    for seed in range(6):
-        one, batch = random.Random(seed), random.Random(seed)
-        single = DistinctPool(one, ["aaa"])
-        expected = [single.draw(lambda r: "".join(r.choices(letters, k=3)), "word") for _ in range(6)]
+    """Batches of candidates, rejected ones included (a tiny alphabet repeats words) or none rejected (a batch
+    kept whole), give the strings and the rng state of one `draw` per string."""
+    for letters, size in (("ab", 3), ("abcdefghijklmnop", 6)):
+        for seed in range(6):
+            one, batch = random.Random(seed), random.Random(seed)
+            single = DistinctPool(one, ["aaa"])
+            expected = [
+                single.draw(lambda r, letters=letters, size=size: "".join(r.choices(letters, k=size)), "word")
+                for _ in range(6)
+            ]
 
-        def words(n: int, rng: random.Random = batch) -> list[str]:
-            drawn = random_letters(rng, 3 * n, letters)
-            return [drawn[i : i + 3] for i in range(0, 3 * n, 3)]
+            def words(n: int, rng: random.Random = batch, letters: str = letters, size: int = size) -> list[str]:
+                drawn = random_letters(rng, size * n, letters)
+                return [drawn[i : i + size] for i in range(0, size * n, size)]
 
-        got = DistinctPool(batch, ["aaa"]).draw_all(words, 6, "word")
-        assert got == expected
-        assert one.random() == batch.random()
+            pool = DistinctPool(batch, ["aaa"])
+            got = pool.draw_all(words, 6, "word")
+            assert got == expected and pool.drawn == set(expected)
+            assert one.random() == batch.random()
     with pytest.raises(RulerGenerationError, match="could not draw a fresh word"):
         DistinctPool(random.Random(0), ["a", "b"]).draw_all(lambda n: ["a"] * n, 1, "word")
 

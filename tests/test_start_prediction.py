@@ -7,7 +7,9 @@ correction and `engine.MOVE_MARGIN`; it only decides which starts are counted, a
 counted exactly. With both margins set beyond any count, every start is counted, which is how windows were
 chosen before the prediction. The slices hold the cases where starts
 are many: Chinese statutes and English essays with 20 needles at NeedleBench's shortest lengths, RULER's long
-key-value lines and repeated noise sentences (VT), and CWE's word list of some 300 inserts.
+key-value lines and repeated noise sentences (VT), CWE's word list of some 300 inserts and FWE's blocks of
+coded-word lines, where a start is counted only when predicted exact (or closer than the closest window) while
+every start counted so far had each insert as its own rotated window and the correction has not moved.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ SLICES = {
     "ruler": (
         ROOT / "specs" / "ruler.yaml",
         {
-            "config": {"niah_multikey_3", "niah_multiquery", "niah_single_3", "cwe", "vt"},
+            "config": {"niah_multikey_3", "niah_multiquery", "niah_single_3", "cwe", "fwe", "vt"},
             "length": {"4096", "8192"},
             "repeat": {"0", "1", "2", "3"},
             "tokenizer": {"cl100k_base"},

@@ -36,6 +36,7 @@ from needlec.spec.templates import render
 __all__ = [
     "ITEM_SCHEMA_VERSION",
     "HaystackView",
+    "build_drawn",
     "build_item",
     "context_of",
     "draw_item",
@@ -138,6 +139,15 @@ def build_item(
     benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
 ) -> tuple[Item, list[str]]:
     """The item, and the forbidden terms found in its haystack window (empty when clean)."""
+    item, leaks, _ = build_drawn(benchmark, config, key, view, kind)
+    return item, leaks
+
+
+def build_drawn(
+    benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
+) -> tuple[Item, list[str], Draw]:
+    """`build_item`, and the draw it was built from (whose needle texts are the item's targets', as the kind
+    made them: a `Lines` block keeps its tally there, which the item's validated strings do not)."""
     spec = config.spec
     seed, rng, start, draw = draw_item(config, key, view, kind)
     messages = render_messages(spec, draw.question, draw.values)
@@ -262,4 +272,4 @@ def build_item(
         overlap=precision(draw.question, draw.needles),
         values=dict(draw.values) or None,
     )
-    return item, view.leaks(draw.forbidden, placement.start, placement.end)
+    return item, view.leaks(draw.forbidden, placement.start, placement.end), draw

@@ -32,6 +32,7 @@ from functools import lru_cache
 from needlec.languages.stem import stem
 from needlec.languages.words import word_token_regex
 from needlec.spec.models import Budget
+from needlec.util.lines import Lines
 
 _TOKEN = word_token_regex()
 _ASCII_WORDS = str.maketrans(
@@ -133,7 +134,8 @@ def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) 
     placeholder for them (none when it has none): `FocusedTokenizer.focus` makes one of such a run anyway.
     FWE's 100 blocks of coded words (43,000 tokens an item) then add 100 placeholders, not 43,000 tokens,
     to the reference it looks through. Parts of up to `PART_MEMO_CHARS` characters are memoised (needles
-    recur across items); a longer one is judged by its distinct tokens first."""
+    recur across items); a longer one is judged by its distinct tokens first (a `Lines` block by its distinct
+    lines)."""
     if len(part) <= PART_MEMO_CHARS:
         tokens = _part_tokens(part, unicode, stemmed)
         if not tokens or not vocabulary.isdisjoint(tokens):
@@ -141,6 +143,12 @@ def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) 
         return (FocusedTokenizer.PLACEHOLDER,)
     # a long part (not memoised): its distinct tokens decide, and only a part that has a question token is
     # stemmed and listed token by token
+    if isinstance(part, Lines) and part.consistent():  # a block of lines: its distinct lines' tokens are its own
+        distinct = set(_unstemmed("\n".join(part.lines), unicode))
+        if not distinct:
+            return ()
+        if vocabulary.isdisjoint({stem(token) for token in distinct} if stemmed else distinct):
+            return (FocusedTokenizer.PLACEHOLDER,)
     words = _unstemmed(part, unicode)
     if not words:
         return ()

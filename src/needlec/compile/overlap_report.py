@@ -18,7 +18,7 @@ from needlec.dataset.manifest import read_manifest
 
 def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[str, Any]]:
     """Overlap statistics per config from a sample of freshly built items."""
-    from needlec.compile.items import build_item
+    from needlec.compile.items import build_drawn
 
     prepared = Prepared(plan, cache_dir or default_cache_dir())
     report: dict[str, dict[str, Any]] = {}
@@ -35,8 +35,8 @@ def measure_plan(plan: Plan, cache_dir: Path | None = None) -> dict[str, dict[st
             view = prepared.view(spec, haystacks[haystack], tokenizer, length)
             for case in kind.cases():
                 key = ItemKey(config.name, tokenizer, length, depth, case, haystack, 0, config.redraw)
-                item, _ = build_item(plan.spec.name, config, key, view, kind)
-                evidence = [n.text for n in item.targets()]
+                item, _, draw = build_drawn(plan.spec.name, config, key, view, kind)
+                evidence = list(draw.needles)  # the targets' texts, as the kind made them
                 needle.add({**item.overlap, **stemmed_precision(item.question, evidence)})
                 context.add(both(item.question, item.context()))
         report[config.name] = {"needle": needle.as_dict(), "context": {**context.as_dict(), "length": length}}

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
 from needlec.compile.existing import check_replace
-from needlec.compile.items import build_item
+from needlec.compile.items import build_drawn, build_item
 from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.progress import Progress
@@ -341,11 +341,19 @@ def compile_item(
     the haystack's counter; `verify` re-encodes it whole), look for forbidden terms in its window, score its
     question against its needles (and against its whole context where `sample_context`) and check those
     figures against the spec's budgets, and serialise it."""
-    item, leaks = build_item(benchmark, config, key, view, kind)
-    problems = check_item(item, config.spec, view.index.tokenizer, verify, view.counter.tokens)
+    item, leaks, draw = build_drawn(benchmark, config, key, view, kind)
+    # the needles counted as the draw has them (a `Lines` block is counted from its tally)
+    drawn = {text: text for text in draw.needles}
+    counter = view.counter
+
+    def count(text: str) -> int:
+        return counter.tokens(drawn.get(text, text))
+
+    problems = check_item(item, config.spec, view.index.tokenizer, verify, count)
     problems.extend(leak_problem(item.id, leaks))
-    # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics
-    evidence = [n.text for n in item.targets()]
+    # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics (the targets' texts as
+    # the draw has them: `item.targets()`' texts)
+    evidence = list(draw.needles)
     needle_scores = {**item.overlap, **stemmed_precision(item.question, evidence)}
     overlap = [(config.name, "needle", needle_scores)]
     problems.extend(check_budgets(item.id, config.spec, "needle", needle_scores))

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from needlec.errors import NeedlecError
 from needlec.util.absence import Absence
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_DRAW_ATTEMPTS = 10_000
 """Upper bound on rejected draws for one fresh value; reaching it means the space is too small."""
@@ -83,7 +86,13 @@ class DistinctPool:
         rejected = 0
         drawn, excluded, keep = self.drawn, self.excluded.words, out.append
         while len(out) < count:
-            for value in make_many(count - len(out)):
+            batch = make_many(count - len(out))
+            fresh = set(batch)
+            if len(fresh) == len(batch) and fresh.isdisjoint(drawn) and fresh.isdisjoint(excluded):
+                drawn |= fresh  # none rejected (the usual case): the loop below would keep every one
+                out += batch
+                continue
+            for value in batch:
                 if value not in drawn and value not in excluded:
                     drawn.add(value)
                     keep(value)
@@ -122,18 +131,26 @@ T = TypeVar("T")
 
 
 def shuffled(rng: random.Random, items: Sequence[T]) -> list[T]:
-    """`items` in a random order drawn from `rng`: sorted by 64-bit keys from one `randbytes` call, read
-    little-endian (ties, about one in 2^64 pairs, keep the earlier item first). For long sequences:
-    `random.shuffle` draws one number per item in Python, this one buffer, sorted by numpy."""
+    """`items` in a random order drawn from `rng` (`shuffle_order`). For long sequences: `random.shuffle`
+    draws one number per item in Python, this one buffer, sorted by numpy."""
     import numpy as np
 
-    keys = np.frombuffer(rng.randbytes(8 * len(items)), dtype="<u8")
+    picked = np.fromiter(items, dtype=object, count=len(items))  # the items as they are, tuples included
+    return picked[shuffle_order(rng, len(items))].tolist()  # type: ignore[no-any-return]
+
+
+def shuffle_order(rng: random.Random, count: int) -> np.ndarray:
+    """A random order of `count` items drawn from `rng`, as the indexes of the items in it: the items sorted by
+    64-bit keys from one `randbytes` call, read little-endian (ties, about one in 2^64 pairs, keep the earlier
+    item first)."""
+    import numpy as np
+
+    keys = np.frombuffer(rng.randbytes(8 * count), dtype="<u8")
     order = np.argsort(keys)  # a quicksort: the stable order wherever no two keys are equal
     ranked = keys[order]
-    if len(keys) > 1 and bool((ranked[1:] == ranked[:-1]).any()):
+    if count > 1 and bool((ranked[1:] == ranked[:-1]).any()):
         order = np.argsort(keys, kind="stable")  # equal keys: the earlier item first
-    picked = np.fromiter(items, dtype=object, count=len(items))  # the items as they are, tuples included
-    return picked[order].tolist()  # type: ignore[no-any-return]
+    return order
 
 
 def join_english(parts: Sequence[str], conjunction: str = "and") -> str:

@@ -48,10 +48,11 @@ from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
 from needlec.kinds.ruler.tasks import TASKS, task
 from needlec.kinds.ruler.variable_tracking import VariableItem, VariableSpec, generate_variable_tracking, used_strings
-from needlec.kinds.ruler.words import FrequentWordsSpec, generate_frequent_words
+from needlec.kinds.ruler.words import FrequentWordsSpec, frequent_word_stream
 from needlec.languages.wordlists import cwe_words, noise_sentences
 from needlec.registry import NEEDLES
 from needlec.spec.base import KeyedValueError, StrictModel
+from needlec.util.lines import line_blocks
 
 TaskName = Literal[
     "niah_single_1",
@@ -524,15 +525,16 @@ class RulerKind(NeedleKindBase):
             words_n = int(c.fwe_fill * length / c.fwe_line_tokens)
             vocabulary = length // FWE_VOCAB_DIVISOR
             try:
-                drawn = generate_frequent_words(
+                drawn = frequent_word_stream(
                     rng, FrequentWordsSpec(alpha=c.alpha, noise_token=NOISE_TOKEN), words_n, vocabulary, pool_exclude
                 )
             except RulerGenerationError as error:
                 raise RulerGenerationError(f"FWE at {length} tokens: {error}") from error
-            words = [fact[0] for fact in drawn.answers]
+            words = list(drawn.answers)
             counts = [dict(drawn.counts)[word] for word in words]
-            blocks = max(1, min(FWE_BLOCKS, len(drawn.sequence) // FWE_BLOCK_LINES))
-            needles = tuple("\n".join(chunk) for chunk in _split(drawn.sequence, blocks))
+            blocks = max(1, min(FWE_BLOCKS, len(drawn.ids) // FWE_BLOCK_LINES))
+            # each block knows its lines' counts (`Lines`): the layout adds up per-line token counts
+            needles = tuple(line_blocks(drawn.words, drawn.ids, blocks))
             structure["zipf"] = {
                 "alpha": c.alpha,
                 "words": words_n,
@@ -559,18 +561,6 @@ class RulerKind(NeedleKindBase):
                 "Below is a text of coded words, one per line, mixed with lines of dots that are only noise.",
             ),
         )
-
-
-def _split(sequence: tuple[str, ...], parts: int) -> list[tuple[str, ...]]:
-    """`sequence` cut into `parts` consecutive runs whose sizes differ by at most one."""
-    size, extra = divmod(len(sequence), parts)
-    out: list[tuple[str, ...]] = []
-    at = 0
-    for index in range(parts):
-        step = size + (1 if index < extra else 0)
-        out.append(sequence[at : at + step])
-        at += step
-    return out
 
 
 NEEDLES.register("ruler", RulerNeedle)(RulerKind)

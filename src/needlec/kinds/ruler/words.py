@@ -22,9 +22,19 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING
 
-from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, random_letters, shuffled
+from needlec.kinds.ruler.common import (
+    DistinctPool,
+    Exclusion,
+    RulerGenerationError,
+    random_letters,
+    shuffle_order,
+)
 from needlec.languages.wordlists import cwe_words
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -172,18 +182,39 @@ def zipf_counts(num_words: int, vocab_size: int, alpha: float) -> tuple[int, ...
     return tuple(int(num_words * math.pow(k, -alpha) / norm) for k in range(1, vocab_size + 1))
 
 
-def generate_frequent_words(
+@dataclass(frozen=True, eq=False)
+class FrequentStream:
+    """An FWE draw before it is written out: the coded words by rank and the shuffled stream as ranks.
+
+    `words` holds the distinct strings of the stream (the noise token first), `ids` the stream as indexes
+    into it (a numpy array, in the shuffled order), `counts` every distinct string's occurrences as
+    `WordTaskItem.counts` has them, `answers` the answer words."""
+
+    words: tuple[str, ...]
+    ids: np.ndarray
+    counts: tuple[tuple[str, int], ...]
+    answers: tuple[str, ...]
+
+    def sequence(self) -> tuple[str, ...]:
+        """The stream as strings."""
+        import numpy as np
+
+        return tuple(np.array(self.words, dtype=object)[self.ids].tolist())
+
+
+def frequent_word_stream(
     rng: random.Random,
     spec: FrequentWordsSpec,
     num_words: int,
     vocab_size: int,
     exclude: Sequence[str] | Exclusion | None = None,
-) -> WordTaskItem:
-    """Draw one FWE item: `vocab_size` coded words (RULER: context length / 50), counts from `num_words`.
+) -> FrequentStream:
+    """Draw one FWE stream: `vocab_size` coded words (RULER: context length / 50), counts from `num_words`.
 
     Coded words are fresh random lowercase strings, never one of `exclude` (default: the frozen
-    common-word vocabulary, which holds every real word shipped).
-    """
+    common-word vocabulary, which holds every real word shipped)."""
+    import numpy as np
+
     counts = zipf_counts(num_words, vocab_size, spec.alpha)
     top = spec.num_noise + spec.num_answers + 1
     if vocab_size < top or any(counts[i] <= counts[i + 1] for i in range(top - 1)):
@@ -203,19 +234,38 @@ def generate_frequent_words(
 
     vocab = pool.draw_all(make_many, vocab_size, "coded word")
     vocab[: spec.num_noise] = [spec.noise_token] * spec.num_noise
-    # each word `count` times, in rank order (at 128K, 162 of the 2,621 ranks occur at all; the tally below
-    # checks that every rank has its word)
-    stream = itertools.chain.from_iterable(map(itertools.repeat, vocab, counts))
-    sequence = shuffled(rng, list(stream))
-    answers = vocab[spec.num_noise : spec.num_noise + spec.num_answers]
+    # each rank `count` times, in rank order, shuffled (at 128K, 162 of the 2,621 ranks occur at all: counts
+    # fall with the rank, so those are the first ones)
+    used = sum(1 for count in counts if count)
+    words = tuple(dict.fromkeys(vocab[:used]))
+    word_of = {word: k for k, word in enumerate(words)}
+    ranks = np.repeat(np.array([word_of[word] for word in vocab[:used]], dtype=np.int64), counts[:used])
+    ids = ranks[shuffle_order(rng, len(ranks))]
     tally: dict[str, int] = {}
-    for word, count in itertools.compress(zip(vocab, counts, strict=True), counts):
+    for word, count in zip(vocab[:used], counts, strict=False):
         tally[word] = tally.get(word, 0) + count
+    return FrequentStream(
+        words=words,
+        ids=ids,
+        counts=tuple(sorted(tally.items(), key=lambda pair: -pair[1])),
+        answers=tuple(vocab[spec.num_noise : spec.num_noise + spec.num_answers]),
+    )
+
+
+def generate_frequent_words(
+    rng: random.Random,
+    spec: FrequentWordsSpec,
+    num_words: int,
+    vocab_size: int,
+    exclude: Sequence[str] | Exclusion | None = None,
+) -> WordTaskItem:
+    """Draw one FWE item (`frequent_word_stream`, written out as RULER writes it)."""
+    drawn = frequent_word_stream(rng, spec, num_words, vocab_size, exclude)
     count = spec.num_answers
     return WordTaskItem(
-        sequence=tuple(sequence),
-        counts=tuple(sorted(tally.items(), key=lambda pair: -pair[1])),
-        answers=tuple((word,) for word in answers),
+        sequence=drawn.sequence(),
+        counts=drawn.counts,
+        answers=tuple((word,) for word in drawn.answers),
         instruction=spec.wording.instruction,
         question=spec.wording.question.format(count=count),
         answer_prefix=spec.wording.answer_prefix.format(count=count),

@@ -1,0 +1,61 @@
+"""`Lines` and `line_blocks`: blocks of lines written from a stream of word indexes, with their tallies."""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from needlec.util.lines import Lines, line_blocks
+
+
+@given(
+    words=st.lists(st.text("abcé.-字", min_size=1, max_size=5), min_size=1, max_size=8, unique=True),
+    picks=st.lists(st.integers(0, 7), min_size=1, max_size=200),
+    parts=st.integers(1, 30),
+)
+def test_blocks_are_the_stream_cut_into_runs_with_their_tallies(words: list[str], picks: list[int], parts: int) -> None:
+    ids = np.array([p % len(words) for p in picks], dtype=np.int64)
+    stream = [words[i] for i in ids]
+    if parts > len(stream):
+        with pytest.raises(ValueError, match="cannot make"):
+            line_blocks(words, ids, parts)
+        return
+    blocks = line_blocks(words, ids, parts)
+    sizes = [b.count("\n") + 1 for b in blocks]
+    # runs in order, sizes differing by at most one, the longer ones first
+    assert "\n".join(blocks) == "\n".join(stream)
+    assert sum(sizes) == len(stream) and max(sizes) - min(sizes) <= 1 and sizes == sorted(sizes, reverse=True)
+    at = 0
+    for block, size in zip(blocks, sizes, strict=True):
+        run = stream[at : at + size]
+        at += size
+        assert block == "\n".join(run)
+        assert dict(zip(block.lines, block.counts, strict=True)) == Counter(run)
+        assert list(block.lines) == [w for w in words if w in run]  # in the order of `words`
+        assert block.consistent()
+
+
+def test_a_block_pickles_as_a_lines_with_its_tally() -> None:
+    block = line_blocks(["...", "qzvkel", "womtra"], np.array([0, 1, 0, 2, 0, 0]), 2)[1]
+    back = pickle.loads(pickle.dumps(block))
+    assert type(back) is Lines and back == block == "womtra\n...\n..."
+    assert (list(back.lines), list(back.counts)) == (["...", "womtra"], [2, 1])
+
+
+@pytest.mark.parametrize(
+    ("lines", "counts", "fits"),
+    [
+        (["a", "bb"], [2, 1], True),
+        (["a", "bb"], [1, 2], False),  # as many lines, too many characters
+        (["a", "bb"], [3, 1], False),  # a line too many
+        (["a\nb", "bb"], [1, 1], False),  # a line with a line break in it
+        (["a"], [2, 1], False),  # lines and counts of different lengths
+    ],
+)
+def test_a_tally_that_does_not_fit_its_text_is_found_out(lines: list[str], counts: list[int], fits: bool) -> None:
+    assert Lines("a\nbb\na", lines, counts).consistent() is fits
