@@ -86,7 +86,7 @@ def test_random_letters_are_the_letters_choices_draws(count: int) -> None:
     left where `choices` leaves it (its next draws agree)."""
     for seed in range(4):
         mine, theirs = random.Random(seed), random.Random(seed)
-        for letters in ("abcdefghijklmnopqrstuvwxyz", "xyz", "0123456789abcdef"):
+        for letters in ("abcdefghijklmnopqrstuvwxyz", "xyz", "0123456789abcdef", "αβγ字"):
             assert random_letters(mine, count, letters) == "".join(theirs.choices(letters, k=count))
         assert [mine.random() for _ in range(3)] == [theirs.random() for _ in range(3)]
 

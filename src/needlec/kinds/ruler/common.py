@@ -123,6 +123,8 @@ def random_letters(rng: random.Random, count: int, letters: str) -> str:
     low = (words[1::2] >> 6).astype(np.float64)
     value = (high * 67108864.0 + low) * (1.0 / 9007199254740992.0)
     picked = np.floor(value * float(len(letters))).astype(np.intp)
+    if letters.isascii():  # one byte a letter: the picked bytes are the text
+        return np.frombuffer(letters.encode("ascii"), dtype=np.uint8)[picked].tobytes().decode("ascii")
     table = np.array(list(letters))
     return "".join(table[picked].tolist())
 
