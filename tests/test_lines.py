@@ -37,7 +37,7 @@ def test_blocks_are_the_stream_cut_into_runs_with_their_tallies(words: list[str]
         assert block == "\n".join(run)
         assert dict(zip(block.lines, block.counts, strict=True)) == Counter(run)
         assert list(block.lines) == [w for w in words if w in run]  # in the order of `words`
-        assert block.consistent()
+        assert Lines(str(block), block.lines, block.counts).consistent()  # the same tally, checked by hand
 
 
 def test_a_block_pickles_as_a_lines_with_its_tally() -> None:
@@ -51,11 +51,26 @@ def test_a_block_pickles_as_a_lines_with_its_tally() -> None:
     ("lines", "counts", "fits"),
     [
         (["a", "bb"], [2, 1], True),
+        (["bb", "a"], [1, 2], True),  # in any order
         (["a", "bb"], [1, 2], False),  # as many lines, too many characters
         (["a", "bb"], [3, 1], False),  # a line too many
         (["a\nb", "bb"], [1, 1], False),  # a line with a line break in it
         (["a"], [2, 1], False),  # lines and counts of different lengths
+        (["ab", "b"], [2, 1], False),  # as many lines and characters, other lines
+        (["a", "bb", "c"], [2, 1, 0], False),  # a line that is not there
+        (["a", "a", "bb"], [1, 1, 1], False),  # a line listed twice
     ],
 )
 def test_a_tally_that_does_not_fit_its_text_is_found_out(lines: list[str], counts: list[int], fits: bool) -> None:
     assert Lines("a\nbb\na", lines, counts).consistent() is fits
+
+
+@pytest.mark.parametrize(
+    ("words", "ids", "message"),
+    [(["a", "b"], [0, 2], "must lie in"), (["a", "b"], [0, -1], "must lie in"), (["a\nb", "c"], [0, 1], "line break")],
+)
+def test_blocks_refuse_indexes_outside_the_words_and_words_that_hold_a_line_break(
+    words: list[str], ids: list[int], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        line_blocks(words, np.array(ids), 1)

@@ -4,8 +4,8 @@ than a window already found) picks the windows that counting every start picks.
 The prediction is index arithmetic plus the seam correction of the last start counted, trusted to within
 `engine.PREDICT_SLACK` tokens before a start is counted and then to within the item's largest move of the
 correction and `engine.MOVE_MARGIN`; it only decides which starts are counted, and every window taken is still
-counted exactly. With both margins set beyond any count, every start is counted, which is how windows were
-chosen before the prediction. The slices hold the cases where starts
+counted exactly. With both margins set beyond any count and the word-list rule (`engine.ROTATED_STARTS`) off,
+every start is counted, which is how windows were chosen before the prediction. The slices hold the cases where starts
 are many: Chinese statutes and English essays with 20 needles at NeedleBench's shortest lengths, RULER's long
 key-value lines and repeated noise sentences (VT), CWE's word list of some 300 inserts and FWE's blocks of
 coded-word lines, where a start is counted only when predicted exact (or closer than the closest window) while
@@ -55,9 +55,10 @@ def test_the_prediction_picks_the_windows_that_counting_every_start_picks(
 ) -> None:
     spec, select = SLICES[name]
     compile_spec(spec, tmp_path / "predicted", CompileOptions(select=select, progress=False))
-    # every start within the slack, whatever the correction did so far: every start counted
+    # every start within the slack, whatever the correction did so far, word lists too: every start counted
     monkeypatch.setattr(engine, "PREDICT_SLACK", 10**9)
     monkeypatch.setattr(engine, "MOVE_MARGIN", 10**9)
+    monkeypatch.setattr(engine, "ROTATED_STARTS", False)
     compile_spec(spec, tmp_path / "counted", CompileOptions(select=select, progress=False))
     predicted, counted = _items(tmp_path / "predicted"), _items(tmp_path / "counted")
     assert predicted.keys() == counted.keys()

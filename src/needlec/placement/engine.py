@@ -60,12 +60,15 @@ tokens off, more than the correction had moved so far and this margin: none was 
 the correction had moved by 2, which this slack still counts). A heuristic like `PREDICT_SLACK`:
 `tests/test_start_prediction.py` checks that it picks the windows that counting every start picks.
 
-Where every start counted so far had each insert as its own rotated window (`Counter._line_counts`: a word
+See `ROTATED_STARTS` for word lists."""
+ROTATED_STARTS = True
+"""Where every start counted so far had each insert as its own rotated window (`Counter._line_counts`: a word
 list's lines, FWE's blocks of lines) and the correction has not moved, the slack is none, and a start predicted
 no closer than the closest window found is passed over (as after `STEADY_STARTS`): such a count is index
 arithmetic and each insert's own tokens, and only the window's two edges can move the correction. In 720
 CWE and FWE items (60 a length, 4K to 128K) this picked the windows counting every start picks, with a third
-to a half of the starts counted."""
+to a half of the starts counted. A heuristic like the others; False (with both margins beyond any count)
+counts every start."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -456,7 +459,7 @@ class Counter:
                 last = text[text.rfind("\n") + 1 :]
                 got = whole - self.encoded(last + "\n") + self.encoded(last)
                 self._remember_long(text)
-                self._totals[text] = got
+                self._totals[str(text)] = got  # (a plain key: a `Lines` may hold its stream's tallies)
                 return got
         cut = self._cut(text)
         if cut is None:  # counted whole (a text of no cut is not kept: it may be a whole context)
@@ -484,9 +487,10 @@ class Counter:
 
     def _lines_tokens(self, text: Lines) -> int | None:
         """Tokens of `text` and a line break after it: each distinct line's count with its line break, times how
-        often it occurs, where every line begins with a character of a line class verified on the haystack (the
-        text then splits at each of its line starts as `_interior` splits a block of lines); None otherwise, or
-        where the lines do not add up to the text."""
+        often it occurs, where every line begins with a character of a line class verified on the haystack and
+        ends with no whitespace (the text then splits at each of its line starts as `_interior` splits a block
+        of lines; a byte-level BPE can join a space before a line break with it alone but not before a line);
+        None otherwise, or where the tally is not the text's (`Lines.consistent`)."""
         per_line = self._per_line
         if len(per_line) >= self.MEMO_LIMIT:
             per_line.clear()
@@ -497,7 +501,7 @@ class Counter:
         if not first:
             return None
         for line in itertools.filterfalse(per_line.__contains__, text.lines):
-            per_line[line] = self.encoded(line + "\n") if first.match(line) else -1
+            per_line[line] = self.encoded(line + "\n") if first.match(line) and not line[-1].isspace() else -1
         counts = list(map(per_line.__getitem__, text.lines))
         if -1 in counts or not text.consistent():
             return None
@@ -1333,7 +1337,7 @@ def _place_on_boundaries(
     closest: tuple[float, Placement] | None = None  # the window closest to the depths, beyond the tolerance
     within: Placement | None = None  # a filled window within the tolerance (an exact one is returned at once)
     fills = 0
-    lined = True  # every start counted so far had every insert as its own rotated window
+    lined = ROTATED_STARTS  # every start counted so far had every insert as its own rotated window
     fixed = sum(needle_tokens) + frame_tokens  # what the needles and the frame add to a window's haystack tokens
     # the seam correction of the last start counted (count less its prediction), per end search: the sentence
     # end after the needles (False) and the deepest needle ending the window (True); None until one is known

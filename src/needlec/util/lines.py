@@ -2,14 +2,17 @@
 
 A needle kind that makes a long text out of a few distinct lines (RULER FWE's blocks of coded words)
 knows their multiplicities from its own draw; handing them on as a `Lines` lets a token counter add up
-per-line counts instead of splitting and tallying the text again. A `Lines` is a `str` in every other
-respect: it compares, hashes, slices and serialises as its text.
+per-line counts instead of splitting and tallying the text again. The runs `line_blocks` writes are
+tallied by numpy from the stream their text was written from, and trusted; a tally given by hand is
+checked against its text once (`Lines.consistent`: a split and a tally, what it would save), so a wrong
+one is never used. A `Lines` is a `str` in every other respect: it compares, hashes, slices and
+serialises as its text (and every `str` method returns a plain `str`).
 """
 
 from __future__ import annotations
 
 import itertools
-import operator
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -23,6 +26,7 @@ class Lines(str):
 
     _lines: Sequence[str]
     _counts: Sequence[int]
+    _consistent: bool
 
     def __new__(cls, text: str, lines: Sequence[str], counts: Sequence[int]) -> Lines:
         made = str.__new__(cls, text)
@@ -45,13 +49,15 @@ class Lines(str):
         return (Lines, (str(self), self.lines, self.counts))
 
     def consistent(self) -> bool:
-        """Whether the lines and counts can be this text's: as many lines as the text has, as many characters,
-        and no line holding a line break (a cheap guard, not a proof)."""
-        if len(self.lines) != len(self.counts) or "\n" in "".join(self.lines):
-            return False
-        total = sum(self.counts)
-        chars = sum(map(operator.mul, map(len, self.lines), self.counts)) + total
-        return total == self.count("\n") + 1 and chars == len(self) + 1
+        """Whether the lines and counts are this text's: its lines tallied, checked once (a `line_blocks` run's
+        tally is made from the stream its text was written from, and is not checked)."""
+        got = self.__dict__.get("_consistent")
+        if got is None:
+            lines, counts = self.tally()
+            got = len(lines) == len(counts) == len(set(lines)) and all(n > 0 for n in counts)
+            got = got and Counter(self.split("\n")) == dict(zip(lines, counts, strict=True))
+            self._consistent = got
+        return got
 
 
 class _Runs:
@@ -104,6 +110,10 @@ def line_blocks(words: Sequence[str], ids: np.ndarray, parts: int) -> list[Lines
     n = len(ids)
     if parts < 1 or n < parts:
         raise ValueError(f"{n} lines cannot make {parts} blocks")
+    if n and (int(ids.min()) < 0 or int(ids.max()) >= len(words)):
+        raise ValueError(f"word indexes must lie in [0, {len(words)})")
+    if any("\n" in word for word in words):
+        raise ValueError("a word holds a line break")
     names = np.array(words, dtype=object)
     stream = names[ids].tolist()
     size, extra = divmod(n, parts)
