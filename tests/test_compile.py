@@ -232,6 +232,38 @@ def test_interrupted_compile_leaves_no_output_and_keeps_finished_shards(tmp_path
     assert len(list(store.glob("*.json"))) >= 3
 
 
+@pytest.mark.parametrize("splitting", ["none", "byte_level_without_regex"])
+def test_hf_tokenizer_whose_merges_cross_every_point(tmp_path: Path, bible_text: str, splitting: str) -> None:
+    """A BPE with no pre-tokenizer (or a byte-level one that does not split) can merge across any point:
+    ". The " is one token in one sentence and two in the next, so a point that was a token boundary
+    wherever the haystack showed it is no safe cut elsewhere. Lengths and offsets stay exact (each item
+    re-encoded here); such a tokenizer is counted by encoding whole texts."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    if splitting == "byte_level_without_regex":
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    chunks = [bible_text[i : i + 2000] for i in range(0, 400_000, 2000)]
+    tok.train_from_iterator(chunks, trainers.BpeTrainer(vocab_size=2000, show_progress=False))
+    tok.save(str(tmp_path / "tok.json"))
+    spec = tmp_path / "hf.yaml"
+    spec.write_text(
+        f"extends: {SPECS / 'niah.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: merging}}]\n"
+        "grid:\n  lengths: [1000, 2000]\n  depths: {count: 11}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    compile_spec(spec, out, CompileOptions(progress=False, select={"config": {"multi"}}))
+    rows = list(items(out))
+    assert len(rows) == 22
+    for _, item in rows:
+        context = context_of(item)
+        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_length"]
+        for needle in item["needles"]:
+            before = context[: needle["char_offset"]]
+            assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]
+
+
 def test_hf_tokenizer_file(tmp_path: Path, bible_text: str) -> None:
     """A Hugging Face tokenizer trained here on the haystack text, loaded from its tokenizer.json."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers

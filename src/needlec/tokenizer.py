@@ -299,8 +299,14 @@ class HFTokenizer(Tokenizer):
 
         encoding = self._tok.encode(text, add_special_tokens=False)
         words = encoding.word_ids  # a new list at each read, like `offsets`
-        if not words or all(w == words[0] for w in words):
-            return None  # no pre-tokenizer: the whole text is one piece
+        if not words:
+            return None
+        if all(w == words[0] for w in words):
+            # no pre-tokenizer (or one that never splits): the whole text is one piece, in which merges may
+            # cross any point, so no point is a cut the text is known to count apart at, whatever a few
+            # encodings of the haystack showed (a BPE without one merges ". The " in one place and not in
+            # another); the placement then counts by encoding whole texts
+            return np.zeros(1, dtype=np.int64)
         offsets = encoding.offsets  # built anew by every attribute read: read once
         starts = [offsets[i][0] for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
         return np.asarray(starts, dtype=np.int64)

@@ -247,7 +247,7 @@ class HaystackIndex:
 Segmentation = tuple[list[int], list[int], list[int], list[str]]
 """Token starts, safe points, their token indexes, and the safe classes that verified."""
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 """Bump when what `HaystackIndex._segment` computes changes, so older cached indexes are not read."""
 
 
