@@ -162,3 +162,45 @@ def test_bad_shard_and_jobs_are_clean_errors(tmp_path: Path, capsys: pytest.Capt
     assert main(["compile", str(spec), "-j", "0", "-o", str(tmp_path / "s"), "-q"]) == 2
     assert main(["merge", "-o", str(tmp_path / "m"), str(tmp_path), "-q"]) == 2
     assert "is not a slice" in capsys.readouterr().err
+
+
+def test_a_damaged_shard_is_built_again_and_never_copied(tmp_path: Path) -> None:
+    """A shard whose lines file was edited or cut short after it was written (a stray edit, a full disk, a half
+    copy) does not match the size and sha256 its summary records: a rerun builds it again instead of copying
+    it into the dataset."""
+    grid = "grid:\n  lengths: [1000, 2000]\n  depths: [0, 50, 100]\n"
+    variants = (
+        "variants:\n  budget:\n    loose: {}\n    strict:\n      placement: {snap: paragraph, depth_tolerance: %d}\n"
+    )
+    out = tmp_path / "out"
+    with pytest.raises(ContractError):
+        compile_spec(write_spec(tmp_path, grid + variants % 0), out, CompileOptions(progress=False))
+    store = tmp_path / ".out.shards"
+    assert len(list(store.glob("*.jsonl"))) == 8
+    loose = sorted(p for p in store.glob("*.jsonl") if b'"config":"loose"' in p.read_bytes())
+    assert len(loose) == 4  # the shards the fixed spec reuses
+    edited, cut = loose[0], loose[1]
+    text = edited.read_bytes()
+    assert b'"green"' in text
+    edited.write_bytes(text.replace(b'"green"', b'"grean"', 1))  # same size, other bytes
+    cut.write_bytes(cut.read_bytes()[:100])
+
+    fixed = write_spec(tmp_path, grid + variants % 50)
+    result = compile_spec(fixed, out, CompileOptions(progress=False))
+    assert (result.reused, result.built) == (2, 6)  # of the four loose shards, the two intact ones
+    compile_spec(fixed, tmp_path / "fresh", CompileOptions(progress=False))
+    assert tree_bytes(out) == tree_bytes(tmp_path / "fresh")
+
+
+def test_a_damaged_slice_is_refused_by_merge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write_spec(tmp_path, "grid:\n  lengths: [1000]\n  depths: {start: 0, stop: 100, count: 21}\n")
+    slices = [tmp_path / f"slice{i}" for i in (1, 2)]
+    for i, folder in enumerate(slices, start=1):
+        assert main(["compile", str(spec), "--shard", f"{i}/2", "-o", str(folder), "-q"]) == 0
+    shard = sorted((slices[1] / "shards").glob("*.jsonl"))[0]
+    shard.write_bytes(b"".join(shard.read_bytes().splitlines(keepends=True)[:3]))  # a copy cut short
+    merged = tmp_path / "merged"
+    assert main(["merge", "-o", str(merged), *map(str, slices), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"shard {shard.stem} in {shard.parent} is damaged" in err and "Traceback" not in err
+    assert not merged.exists()

@@ -11,6 +11,7 @@ interrupted compile, so the next run builds only what is missing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -373,6 +374,7 @@ def _run_block(index: int) -> tuple[int, Summary]:
     block: Block = _STATE["blocks"][index]
     summary = Summary(block.count, 0)
     part = store.temporary(block.name)
+    digest = hashlib.sha256()
     try:
         with part.open("wb") as shard:
             for config, key, view, kind, sample_context in work[block.start : block.end]:
@@ -381,12 +383,15 @@ def _run_block(index: int) -> tuple[int, Summary]:
                 summary.overlap.extend(got.overlap)
                 summary.tokens += got.tokens
                 shard.write(got.line)
+                digest.update(got.line)
+                summary.size += len(got.line)
     except NeedlecError as exc:  # this cell cannot be built; the others go on and are kept
         part.unlink(missing_ok=True)
         return index, Summary(block.count, 0, error=f"{block.cell}: {exc.render()}")
     except BaseException:
         part.unlink(missing_ok=True)
         raise
+    summary.sha256 = digest.hexdigest()
     store.finish(block.name, part, summary)
     return index, summary
 
@@ -561,6 +566,12 @@ def compile_spec(
         reused = len(summaries)
         if reused and options.progress:
             print(f"resuming: {reused} of {len(mine)} shard(s) already built in {store.root}", file=sys.stderr)
+        if store.damaged and options.progress:
+            print(
+                f"{len(store.damaged)} shard(s) in {store.root} no longer match what was written (edited, cut short "
+                "or half copied): building them again",
+                file=sys.stderr,
+            )
         workers = 1 if len(pending) <= 1 else min(options.jobs, len(pending))
         progress.phase(f"items: {len(pending)} shard(s) to build with {workers} worker(s)")
         failures: list[str] = []

@@ -12,8 +12,10 @@ the sha256 of its package files), the spec's name, the config (name, variant val
 resolved spec), the sha256 of the config's haystacks, the tokenizer's description and the item
 keys; `verify` is in it too, because it adds checks (and so possibly problems) to the summary.
 A finished shard is two files in a *store*: `NAME.jsonl` (the items, one line each, exactly as
-they go into the data file) and `NAME.json` (its summary: items, tokens, contract problems and
-overlap figures), written last and atomically, so a summary on disk means a whole shard.
+they go into the data file) and `NAME.json` (its summary: items, tokens, contract problems, overlap
+figures, and the size and sha256 of `NAME.jsonl`), written last and atomically. A shard is reused
+only when its lines file still has that size and sha256: one edited, cut short or half copied is
+built again (in a compile's own store) or refused (in a slice that `merge` reads).
 
 A compile keeps its store beside the output (`.DIR.shards/`) until the dataset is in place, so a
 rerun after a crash, a kill or a failed cell builds only the shards that are missing; a slice
@@ -36,6 +38,7 @@ from needlec.errors import NeedlecError, OutputError
 from needlec.util import canonical
 from needlec.util.atomic import write_file_atomic
 from needlec.util.canonical import sha256_json
+from needlec.util.sums import file_digest
 from needlec.version import __version__
 
 BLOCK = 16  # items per shard: small enough to spread 200 items over 16 cores, large enough to stay cheap
@@ -70,6 +73,8 @@ class Summary:
     problems: list[str] = field(default_factory=list)
     overlap: list[tuple[str, str, dict[str, float]]] = field(default_factory=list)  # (config, against, scores)
     error: str | None = None  # a failed block: what went wrong (its shard is not kept)
+    size: int = 0  # bytes of the shard's lines file
+    sha256: str = ""  # of the shard's lines file
 
     def to_json(self) -> bytes:
         return canonical.dumps(
@@ -78,6 +83,8 @@ class Summary:
                 "tokens": self.tokens,
                 "problems": self.problems,
                 "overlap": [[c, a, s] for c, a, s in self.overlap],
+                "size": self.size,
+                "sha256": self.sha256,
             }
         )
 
@@ -89,7 +96,18 @@ class Summary:
             int(raw["tokens"]),
             [str(p) for p in raw["problems"]],
             [(str(c), str(a), {str(k): float(v) for k, v in s.items()}) for c, a, s in raw["overlap"]],
+            size=int(raw["size"]),
+            sha256=str(raw["sha256"]),
         )
+
+    def matches(self, lines: Path) -> bool:
+        """Whether `lines` is the file this summary was written for: its size, then its sha256."""
+        try:
+            if lines.stat().st_size != self.size:
+                return False
+            return file_digest(lines)[0] == self.sha256
+        except OSError:
+            return False
 
 
 @lru_cache(maxsize=1)
@@ -169,12 +187,17 @@ def store_dir(target: Path) -> Path:
     return target.parent / f".{target.name}{STORE_SUFFIX}"
 
 
+class DamagedShard(NeedlecError):
+    """A slice's shard whose lines no longer match its summary."""
+
+
 class ShardStore:
     """Finished shards: one folder that this compile writes, plus read-only folders (slices)."""
 
     def __init__(self, root: Path, extra: Iterable[Path] = ()) -> None:
         self.root = root
         self.extra = list(extra)
+        self.damaged: list[str] = []  # shards of this store found damaged, to be built again
 
     def open(self) -> None:
         """Create the store, or check that an existing folder of that name is one."""
@@ -196,13 +219,26 @@ class ShardStore:
         return None
 
     def summary(self, name: str) -> Summary | None:
+        """The summary of the finished shard `name`, checked against its lines file; None where there is no such
+        shard, or (in this compile's own store) where it is damaged: it is built again. A damaged shard in a
+        slice is refused (DamagedShard), since a merge builds nothing."""
         folder = self.find(name)
         if folder is None:
             return None
         try:
-            return Summary.from_json((folder / f"{name}.json").read_bytes())
-        except (OSError, ValueError, KeyError, TypeError):
-            return None  # a damaged summary: the shard is built again
+            summary = Summary.from_json((folder / f"{name}.json").read_bytes())
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            summary = None
+        if summary is not None and summary.matches(folder / f"{name}.jsonl"):
+            return summary
+        if folder != self.root:
+            raise DamagedShard(
+                f"shard {name} in {folder} is damaged: its lines file does not match the size and sha256 its "
+                f"summary records (or the summary does not read). Compile that slice again (the same "
+                "`needlec compile ... --shard I/N`), then merge."
+            )
+        self.damaged.append(name)
+        return None
 
     def lines(self, name: str) -> Path:
         folder = self.find(name)
