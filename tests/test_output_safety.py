@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from needlec.errors import OutputError
-from needlec.util.atomic import PARTIAL, atomic_directory, check_target, inside, is_needlec_dataset
+from needlec.util.atomic import (
+    PARTIAL,
+    WRITTEN,
+    atomic_directory,
+    check_target,
+    foreign_files,
+    inside,
+    is_needlec_dataset,
+)
 
 
 def _dataset(folder: Path, marker: str = "v1") -> Path:
@@ -33,7 +41,7 @@ def test_a_needlec_dataset_is_replaced_whole(tmp_path: Path) -> None:
     target = _dataset(tmp_path / "ds")
     with atomic_directory(target) as tmp:
         (tmp / "new.txt").write_text("new", encoding="utf-8")
-    assert sorted(p.name for p in target.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in target.iterdir()) == [WRITTEN, "new.txt"]
     assert not list(tmp_path.glob(f".ds{PARTIAL}*"))
 
 
@@ -163,3 +171,31 @@ def test_a_link_inside_the_output_cannot_lead_out(tmp_path: Path) -> None:
     with pytest.raises(OutputError):
         inside(out, "data/../../x.jsonl")
     assert inside(out, "data2/x.jsonl") == (out / "data2" / "x.jsonl").resolve()
+
+
+def test_a_written_folder_records_its_files_and_refuses_others(tmp_path: Path) -> None:
+    """A folder without SHA256SUMS gets `.needlec-written`; a file added to it afterwards, or one SHA256SUMS
+    does not list, keeps the folder from being replaced."""
+    target = tmp_path / "report"
+    with atomic_directory(target) as tmp:
+        (tmp / "plots").mkdir()
+        (tmp / "plots" / "a.svg").write_text("<svg/>", encoding="utf-8")
+        (tmp / "summary.json").write_text("{}", encoding="utf-8")
+    assert (target / WRITTEN).read_text(encoding="utf-8").split() == ["plots/a.svg", "summary.json", WRITTEN]
+    assert foreign_files(target) == []
+    (target / "plots" / "mine.svg").write_text("my own", encoding="utf-8")
+    with (
+        pytest.raises(OutputError, match=r"1 other file\(s\) \(plots/mine.svg\)"),
+        atomic_directory(target, owned=lambda folder: (folder / "summary.json").is_file()),
+    ):
+        pass
+    assert (target / "plots" / "mine.svg").read_text(encoding="utf-8") == "my own"
+
+    listed = _dataset(tmp_path / "ds")
+    (listed / "SHA256SUMS").write_text(f"{'0' * 64}  manifest.json\n{'0' * 64}  marker.txt\n", encoding="utf-8")
+    assert foreign_files(listed) == []
+    (listed / "notes.txt").write_text("mine", encoding="utf-8")
+    assert foreign_files(listed) == ["notes.txt"]
+    with pytest.raises(OutputError, match=r"notes\.txt"):
+        check_target(listed)
+    assert (listed / "notes.txt").read_text(encoding="utf-8") == "mine"

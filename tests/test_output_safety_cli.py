@@ -117,3 +117,67 @@ def test_absolute_ancestors_of_the_spec_are_refused(tmp_path: Path) -> None:
         assert "Traceback" not in output and len(output.splitlines()) <= SCREEN_LINES, output
         assert str(out) in output, output
     assert _snapshot(tmp_path) == before
+
+
+def _small_spec(bench: Path, haystack: str) -> Path:
+    """A one-cell spec of our own over local haystack files (`haystack`: a glob relative to `bench`)."""
+    (bench / "hay").mkdir(exist_ok=True)
+    (bench / "hay" / "essay.txt").write_text(
+        " ".join(f"Sentence {i} of an essay that the user wrote by hand and keeps nowhere else." for i in range(300)),
+        encoding="utf-8",
+    )
+    spec = bench / "small.yaml"
+    spec.write_text(
+        "name: small\ntitle: Small\ndescription: One needle.\nlicense: CC-BY-4.0\nlanguages: [en]\nseed: 3\n"
+        "tokenizers: [cl100k_base]\n"
+        f"haystack:\n  sources: [{{type: files, paths: ['{haystack}']}}]\n"
+        "needle:\n  type: template\n  needles: [The spare key hangs behind the blue clock.]\n"
+        "  question: Where does the spare key hang?\n  answers: [blue clock]\n"
+        'grid: {lengths: [500], depths: [50]}\nprompt: {user: "{{ context }}\\n\\n{{ question }}"}\n'
+        "scoring: {metric: contains}\n",
+        encoding="utf-8",
+    )
+    return spec
+
+
+def _compile_args(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HOME": str(home), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "needlec.cli", "compile", *args, "-q"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_a_dataset_folder_holding_the_users_files_is_not_replaced(tmp_path: Path) -> None:
+    """A compiled dataset folder is replaced by a recompile only while it holds what needlec wrote there: results
+    the user saved into it, or a haystack the spec reads from it, make it refused, `--force` or not."""
+    bench = _user_tree(tmp_path)
+    home = tmp_path / "home"
+    spec = _small_spec(bench, "hay/*.txt")
+    assert _compile_args([str(spec), "-o", "build"], bench, home).returncode == 0
+    assert _compile_args([str(spec), "-o", "build"], bench, home).returncode == 0  # only its own files: replaced
+
+    (bench / "build" / "results").mkdir()
+    (bench / "build" / "results" / "run1.jsonl").write_text('{"id": "x", "response": "blue clock"}\n')
+    before = _snapshot(tmp_path)
+    for force in ([], ["--force"]):
+        result = _compile_args([str(spec), "-o", "build", *force], bench, home)
+        _assert_refused(result, "1 other file(s) (results/run1.jsonl)")
+        assert _snapshot(tmp_path) == before
+
+    # a spec whose haystack now lives inside the dataset folder it compiles into (then changed, so that
+    # only --force would replace the folder): its input is never deleted
+    (bench / "build" / "results" / "run1.jsonl").unlink()
+    (bench / "build" / "results").rmdir()
+    (bench / "build" / "hay").mkdir()
+    shutil.copy(bench / "hay" / "essay.txt", bench / "build" / "hay" / "essay.txt")
+    inside = _small_spec(bench, "build/hay/*.txt")
+    before = _snapshot(tmp_path)
+    result = _compile_args([str(inside), "-o", "build", "--force"], bench, home)
+    _assert_refused(result, "(hay/essay.txt)")
+    assert _snapshot(tmp_path) == before

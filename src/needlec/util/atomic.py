@@ -4,6 +4,10 @@ Rules for a target folder (compile `-o`, `publish --to`, `download`, the site's 
 
 * it may be replaced only if it is missing, empty, or already a folder this tool wrote (the
   `owned` test: for datasets, a `manifest.json` written by needlec); anything else is refused;
+* a folder this tool wrote is replaced only while it holds nothing else: every file in it must be
+  one its own record lists (`SHA256SUMS` where it has one, else `.needlec-written`, which the swap
+  writes into every folder without `SHA256SUMS`). A file the user added (results, notes, a
+  haystack the spec reads) makes it refused, whatever flags are given;
 * `/`, the home folder, the current folder and every ancestor of the current folder or of a
   guarded path (the spec) are always refused, as is an existing file;
 * a lock beside the target makes a second concurrent writer fail at once instead of mixing output;
@@ -33,11 +37,14 @@ from types import FrameType
 from typing import IO
 
 from needlec.errors import OutputError
+from needlec.util.sums import SUMS
 
 PARTIAL = ".partial-"
 OLD = "old-"
 LOCK = ".lock"
 MANIFEST = "manifest.json"
+WRITTEN = ".needlec-written"
+"""The record of the files a written folder holds, where it has no `SHA256SUMS` (one relative path a line)."""
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
 
@@ -53,6 +60,38 @@ def is_needlec_dataset(folder: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(manifest, dict) and "needlec_version" in manifest
+
+
+def written_files(folder: Path) -> set[str] | None:
+    """The files this tool wrote into `folder`, by the folder's own record: the paths `SHA256SUMS` lists (and
+    itself), else those `.needlec-written` lists; None where the folder keeps no record (an older folder)."""
+    for record in (SUMS, WRITTEN):
+        try:
+            text = (folder / record).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        if record == SUMS:
+            lines = [line.split(maxsplit=1)[1].lstrip("*") for line in lines if len(line.split(maxsplit=1)) == 2]
+        return {*lines, record}
+    return None
+
+
+def foreign_files(folder: Path) -> list[str]:
+    """Files in `folder` that its record of what this tool wrote does not list (relative POSIX paths)."""
+    listed = written_files(folder)
+    if listed is None:
+        return []
+    found = (p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+    return sorted(p for p in found if p not in listed)
+
+
+def _record_written(folder: Path) -> None:
+    """Write `.needlec-written` into a finished folder that has no `SHA256SUMS` to say what it holds."""
+    if (folder / SUMS).is_file():
+        return
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    (folder / WRITTEN).write_text("".join(f"{f}\n" for f in [*files, WRITTEN]), encoding="utf-8")
 
 
 def check_target(
@@ -89,6 +128,14 @@ def check_target(
             f"refusing to replace {target}: it is not empty and not {what}. "
             "Only a missing folder, an empty folder or one this tool wrote is replaced; "
             "choose another folder or empty this one yourself."
+        )
+    foreign = foreign_files(resolved) if resolved.is_dir() else []
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise OutputError(
+            f"refusing to replace {target}: besides what needlec wrote there it holds {len(foreign)} other "
+            f"file(s) ({shown}), which replacing the folder would delete. Move them elsewhere or choose "
+            "another folder; nothing was changed."
         )
     return resolved
 
@@ -181,6 +228,7 @@ def atomic_directory(
             previous = None
         try:
             yield tmp
+            _record_written(tmp)
             _swap(tmp, target)
         finally:
             if tmp.exists():
