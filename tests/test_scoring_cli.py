@@ -131,7 +131,7 @@ def test_report_is_byte_identical_on_rerun(niah: Path, tmp_path: Path) -> None:
             {p.relative_to(tmp_path / name): p.read_bytes() for p in (tmp_path / name).rglob("*") if p.is_file()}
         )
     assert outs[0] == outs[1]
-    assert len(outs[0]) == 2 + 3 * 4
+    assert len(outs[0]) == 2 + 3 * 4 + 1  # scores, summary, a plot in two formats per config, `.needlec-written`
 
 
 def test_native_runner_outputs_give_the_same_scores(niah: Path, tmp_path: Path) -> None:
@@ -244,6 +244,48 @@ def test_requests_the_runner_records_as_failed_are_missing_not_wrong(niah: Path,
         rows = [json.loads(x) for x in (tmp_path / f"ok-{name}" / "scores.jsonl").read_text().splitlines()]
         assert failed_id not in {r["id"] for r in rows} and len(rows) == len(plain) - 1
         assert json.loads((tmp_path / f"ok-{name}" / "summary.json").read_text())["responses"]["missing"] == 1
+
+
+def test_bad_response_files_and_selections_are_clean_errors(niah: Path, tmp_path: Path) -> None:
+    """What a runner's hand-written file may hold: a stray byte, a response that is not text, an id that is no
+    item, a --config or --tokenizer the dataset does not have, or nothing. Each is exit 2 with the place."""
+    plain = niah_responses(niah)
+    first = plain[0]["id"]
+    good = write_jsonl(tmp_path / "good.jsonl", plain)
+    stray = json.dumps({"id": first, "response": "yellow tram "}).encode().replace(b' "}', b' \xff"}')
+    cases = {
+        "bytes.jsonl": stray + b"\n",
+        "object.jsonl": json.dumps({"id": first, "response": {"text": "x"}}).encode() + b"\n",
+        "list.jsonl": json.dumps({"id": first, "response": ["x", "y"]}).encode() + b"\n",
+        "number.jsonl": json.dumps({"id": first, "response": 7}).encode() + b"\n",
+        "unknown.jsonl": "".join(json.dumps(r) + "\n" for r in [*plain, {"id": 5, "response": "x"}]).encode(),
+        "empty.jsonl": b"",
+    }
+    expected = {
+        "bytes.jsonl": "bytes.jsonl:1: not valid UTF-8 at byte",
+        "object.jsonl": "object.jsonl:1: `response` must be the model's text as a string, not a JSON object",
+        "list.jsonl": "list.jsonl:1: `response` must be the model's text as a string, not a JSON array",
+        "number.jsonl": "number.jsonl:1: `response` must be the model's text as a string, not a JSON number",
+        "unknown.jsonl": f"unknown.jsonl:{len(plain) + 1}: '5'",
+        "empty.jsonl": "no response to score",
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        done = run("score", str(niah), str(tmp_path / name), "-o", str(tmp_path / f"r-{name}"), "--allow-missing")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert expected[name] in done.stderr, done.stderr
+        assert not (tmp_path / f"r-{name}").exists()
+    # null: the runner got no answer; the item counts as missing
+    write_jsonl(tmp_path / "null.jsonl", [{"id": first, "response": None}, *plain[1:]])
+    done = run("score", str(niah), str(tmp_path / "null.jsonl"), "-o", str(tmp_path / "r-null"))
+    assert done.returncode == 2 and "1 of them failed in the runner" in done.stderr, done.stderr
+    assert "the response is null" in done.stderr
+    for option, words in (
+        (["--config", "nosuch"], "has no config 'nosuch' (it has multi, passkey, single)"),
+        (["--tokenizer", "o200k_base"], "has no tokenizer 'o200k_base' (it has cl100k_base)"),
+    ):
+        done = run("score", str(niah), str(good), "-o", str(tmp_path / "r-sel"), *option)
+        assert done.returncode == 2 and words in done.stderr, done.stderr
 
 
 def test_report_folder_never_replaces_user_files(niah: Path, tmp_path: Path) -> None:

@@ -93,6 +93,24 @@ def _first(ids: Iterable[str]) -> str:
     return head + (f" (and {len(ids) - SHOW} more)" if len(ids) > SHOW else "")
 
 
+def _nothing_selected(dataset: str | Path, tokenizer: str | None, config: Sequence[str]) -> str:
+    """Why no item of the dataset is expected: a --tokenizer or --config it does not hold, or no items at all."""
+    every = list(iter_items(dataset))
+    if not every:
+        return f"{dataset} holds no items"
+    tokenizers = sorted({str(it.get("tokenizer")) for it in every})
+    configs = sorted({str(it.get("config")) for it in every})
+    wrong = []
+    if tokenizer is not None and tokenizer not in tokenizers:
+        wrong.append(f"no tokenizer {tokenizer!r} (it has {', '.join(tokenizers)})")
+    absent = [c for c in config if c not in configs]
+    if absent:
+        wrong.append(f"no config {', '.join(map(repr, absent))} (it has {_first(configs)})")
+    if not wrong:
+        return f"{dataset} has no items of config {', '.join(config)} with tokenizer {tokenizer}"
+    return f"{dataset} has " + " and ".join(wrong)
+
+
 def score(
     dataset: str | Path,
     responses: Sequence[str | Path] | Iterable[Response],
@@ -123,8 +141,12 @@ def score(
         source = (resp for path in responses for resp in read_responses(path))  # type: ignore[arg-type]
     else:
         source = responses  # type: ignore[assignment]
+    if not items:
+        raise NeedlecError(_nothing_selected(dataset, tokenizer, config))
     failed: dict[str, Response] = {}
+    origins: dict[str, str] = {}  # where each id's first response came from (file:line)
     for resp in source:
+        origins.setdefault(resp.id, resp.origin)
         if resp.error is not None:
             failed.setdefault(resp.id, resp)
         else:
@@ -133,7 +155,14 @@ def score(
     unknown = [i for i in dict.fromkeys((*by_id, *failed)) if i not in known]
     missing = [it["id"] for it in items if it["id"] not in by_id]
     if unknown and not allow_unknown:
-        raise NeedlecError(f"{len(unknown)} response id(s) are not items of {dataset}: {_first(unknown)}")
+        shown = _first(f"{origins[i]}: {i!r}" for i in unknown)
+        chosen = " (of the --tokenizer/--config chosen)" if tokenizer is not None or config else ""
+        raise NeedlecError(f"{len(unknown)} response id(s) are not items of {dataset}{chosen}: {shown}")
+    if not by_id:
+        raise NeedlecError(
+            f"no response to score: none of the {len(items)} item(s) of {dataset} has one"
+            + (f" ({len(failed)} failed in the runner)" if failed else "")
+        )
     if missing and not allow_missing:
         errored = [failed[i] for i in missing if i in failed]
         why = ""

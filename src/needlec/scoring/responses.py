@@ -71,7 +71,7 @@ def _lm_eval_text(obj: dict[str, Any]) -> str:
 
 def _jsonl(path: Path) -> Iterator[Response]:
     kind = None
-    with path.open(encoding="utf-8") as fh:
+    with path.open("rb") as fh:  # bytes: orjson checks the UTF-8 of each line and says where it fails
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -79,6 +79,10 @@ def _jsonl(path: Path) -> Iterator[Response]:
             try:
                 obj = orjson.loads(line)
             except json.JSONDecodeError as exc:
+                try:
+                    line.decode("utf-8")
+                except UnicodeDecodeError as bad:
+                    raise NeedlecError(f"{origin}: not valid UTF-8 at byte {bad.start + 1} ({bad.reason})") from None
                 raise NeedlecError(f"{origin}:{exc.colno}: not a JSON object ({exc.msg})") from None
             if not isinstance(obj, dict):
                 raise NeedlecError(f"{origin}: expected a JSON object per line")
@@ -99,7 +103,20 @@ def _jsonl(path: Path) -> Iterator[Response]:
             else:
                 if "id" not in obj or "response" not in obj:
                     raise NeedlecError(f'{origin}: expected {{"id": ..., "response": ...}}')
-                yield Response(str(obj["id"]), str(obj["response"] or ""), origin)
+                text = obj["response"]
+                if text is None:  # the runner got no answer: the item counts as missing
+                    yield Response(str(obj["id"]), "", origin, error="the response is null")
+                    continue
+                if not isinstance(text, str):
+                    raise NeedlecError(
+                        f"{origin}: `response` must be the model's text as a string, not a JSON "
+                        f"{_json_type(text)}; write null for an item the runner got no answer to"
+                    )
+                yield Response(str(obj["id"]), text, origin)
+
+
+def _json_type(value: object) -> str:
+    return {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}.get(type(value), "value")
 
 
 def _inspect_samples(samples: list[dict[str, Any]], origin: str) -> Iterator[Response]:
@@ -145,13 +162,15 @@ def read_responses(path: str | Path) -> Iterator[Response]:
             for name in names:
                 yield from _inspect_samples([json.loads(_zip_member(zf, name, p))], f"{p}:{name}")
         return
-    with p.open(encoding="utf-8") as fh:
-        head = fh.read(1 << 16).lstrip()
+    with p.open("rb") as fh:  # a sniff of the format only: a bad byte is reported where the line is read
+        head = fh.read(1 << 16).decode("utf-8", errors="replace").lstrip()
     if head.startswith("{") and not head.split("\n", 1)[0].rstrip().endswith("}"):
         try:
             log = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise NeedlecError(f"{p}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
+        except UnicodeDecodeError as exc:
+            raise NeedlecError(f"{p}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None
         if isinstance(log, dict) and "samples" in log:
             yield from _inspect_samples(log.get("samples") or [], str(p))
             return
