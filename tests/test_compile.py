@@ -264,6 +264,63 @@ def test_hf_tokenizer_whose_merges_cross_every_point(tmp_path: Path, bible_text:
             assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]
 
 
+def test_a_filler_of_two_tokens_pads_documents_and_passages_exactly(tmp_path: Path, bible_text: str) -> None:
+    """RULER QA's and MLNeedle's pads repeat " ." after a blank line. To a byte-level BPE trained on prose that is
+    two tokens ("Ġ" and "."), so the repeats reach only every other count: the pad then leaves out its first
+    space, and items stay exact instead of failing ("could not pad") or losing depth to documents dropped."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=800, show_progress=False))
+    tok.save(str(tmp_path / "tok.json"))
+    assert len(tok.encode(" .", add_special_tokens=False).ids) == 2
+    for name, select in (
+        ("ruler", {"config": {"qa_1", "qa_2"}, "length": {"4096"}, "repeat": {"0-3"}}),
+        ("mlneedle-pilot", {"length": {"1000"}, "repeat": {"0"}}),
+    ):
+        spec = tmp_path / f"{name}.yaml"
+        spec.write_text(
+            f"extends: {SPECS / (name + '.yaml')}\ntokenizers: [{{type: hf, path: tok.json, name: two}}]\n",
+            encoding="utf-8",
+        )
+        out = tmp_path / name
+        compile_spec(spec, out, CompileOptions(progress=False, select=select))
+        rows = list(items(out))
+        assert rows
+        for _, item in rows:
+            context = context_of(item)
+            assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
+
+
+def test_needles_that_count_otherwise_after_text_still_fit(tmp_path: Path, bible_text: str) -> None:
+    """To a Unigram with Metaspace, a CWE word alone begins with its own "▁" and counts one token more or less than
+    after a line of the list; over 300 needles the window was sized dozens of tokens wrong and some items
+    failed ("needles did not fit"). The search then sizes the needles as they count after haystack text."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.normalizer = normalizers.NFKC()
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=2000, show_progress=False, unk_token="<unk>", special_tokens=["<unk>"])
+    tok.train_from_iterator([bible_text[:300_000]], trainer)
+    tok.save(str(tmp_path / "tok.json"))
+    spec = tmp_path / "ruler.yaml"
+    spec.write_text(
+        f"extends: {SPECS / 'ruler.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: uni}}]\n", encoding="utf-8"
+    )
+    out = tmp_path / "out"
+    compile_spec(
+        spec, out, CompileOptions(progress=False, select={"config": {"cwe"}, "length": {"4096"}, "repeat": {"0-7"}})
+    )
+    rows = list(items(out))
+    assert len(rows) == 8
+    for _, item in rows:
+        context = context_of(item)
+        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
+        assert len(item["needles"]) == 300
+
+
 def test_hf_tokenizer_file(tmp_path: Path, bible_text: str) -> None:
     """A Hugging Face tokenizer trained here on the haystack text, loaded from its tokenizer.json."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers

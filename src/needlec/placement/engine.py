@@ -1132,17 +1132,60 @@ def place(
     can be made exact that way is it cut at a token as with `edges="token"`.
     """
     args = (index, counter, start, target, needles, depths, snap, joiner, prefix, suffix)
+    try:
+        return _place_sized(args, window, edges, tolerance, targets, None)
+    except ContractError as failure:
+        # The window is sized by each needle's own token count. Where a needle counts more (or fewer) tokens
+        # after haystack text than alone (a tokenizer that marks the start of an encoding, as a Metaspace
+        # `▁` does), 300 of them (CWE) misjudge the window by dozens of tokens and no end fits; the search
+        # runs again with the needles counted after the haystack text before the window start.
+        sizes = _needle_tokens_after(counter, start, needles, joiner, snap)
+        if sizes == _needle_tokens(counter, needles, joiner):
+            raise
+        try:
+            return _place_sized(args, window, edges, tolerance, targets, sizes)
+        except ContractError:
+            raise failure from None
+
+
+def _place_sized(
+    args: tuple[Any, ...],
+    window: str,
+    edges: str,
+    tolerance: float | None,
+    targets: int | None,
+    sizes: list[int] | None,
+) -> Placement:
+    """`place` with the needles' token counts `sizes` (None: each needle's own, `_needle_tokens`)."""
+    snap, needles = args[6], args[4]
     if edges == "boundary" and snap != "none":
         wanted = len(needles) if targets is None else targets
-        placed = _place_on_boundaries(*args, tolerance=tolerance, targets=wanted)
+        placed = _place_on_boundaries(*args, tolerance=tolerance, targets=wanted, sizes=sizes)
         if placed is not None:
             return placed
     if window == "needle":
         try:
-            return _place(*args, anchored=True)
+            return _place(*args, anchored=True, sizes=sizes)
         except ContractError:
             pass
-    return _place(*args, anchored=False)
+    return _place(*args, anchored=False, sizes=sizes)
+
+
+def _needle_tokens_after(counter: Counter, start: int, needles: list[str], joiner: str, snap: str) -> list[int]:
+    """Each needle's tokens with its joiner as it counts after the haystack's text: the count of a stretch of the
+    haystack from one boundary to the next (the one ending at or before `start`, else the first after it) with
+    the needle after it, less the stretch's own."""
+    index = counter.index
+    bounds = index.boundaries(snap) if snap != "none" else []
+    j = bisect.bisect_right(bounds, start) - 1  # bounds[j] <= start: the stretch bounds[j - 1]..bounds[j]
+    a, b = (bounds[j - 1], bounds[j]) if j >= 1 else (start, bounds[j + 1] if j + 1 < len(bounds) else start)
+    lead = index.text[a:b] if 0 < b - a <= 1000 else ""
+    if not lead.strip():
+        return _needle_tokens(counter, needles, joiner)
+    tok = index.tokenizer
+    base = tok.count(lead)
+    own = {n: tok.count(lead + n + joiner) - base for n in set(needles)}
+    return list(map(own.__getitem__, needles))
 
 
 def _place(
@@ -1158,12 +1201,13 @@ def _place(
     suffix: str,
     *,
     anchored: bool,
+    sizes: list[int] | None = None,
 ) -> Placement:
-    """`place`, with the window chosen around the first needle when `anchored`."""
+    """`place`, with the window chosen around the first needle when `anchored` (`sizes`: see `_place_sized`)."""
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
-    needle_tokens = _needle_tokens(counter, needles, joiner)
+    needle_tokens = _needle_tokens(counter, needles, joiner) if sizes is None else sizes
     frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
@@ -1303,6 +1347,7 @@ def _place_on_boundaries(
     *,
     tolerance: float | None,
     targets: int,
+    sizes: list[int] | None = None,
 ) -> Placement | None:
     """`place` with both window ends on boundaries and the count exact, or None when no start tried gives it.
 
@@ -1323,7 +1368,7 @@ def _place_on_boundaries(
     tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
-    needle_tokens = _needle_tokens(counter, needles, joiner)
+    needle_tokens = _needle_tokens(counter, needles, joiner) if sizes is None else sizes
     frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)

@@ -31,7 +31,7 @@ from needlec.haystacks.index import HaystackIndex
 from needlec.placement.engine import Counter, Insert, InsertColumns, Placement
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
 from needlec.placement.layouts.chunks import chunking_of, place_chunks
-from needlec.placement.layouts.passages import PassageTable
+from needlec.placement.layouts.passages import PassageTable, pad_to
 from needlec.placement.layouts.slots import (
     DOCUMENT_JOINER,
     DocumentLayout,
@@ -43,8 +43,6 @@ from needlec.placement.layouts.slots import (
 
 if TYPE_CHECKING:
     from needlec.placement.view import HaystackView
-
-MAX_FILLER_STEPS = 24
 
 
 def place_documents(
@@ -309,24 +307,10 @@ def _assemble(
     if by_pieces and table.blocks_ok is None:
         table.blocks_ok = measure("") == counter.count(begin, end, list(inserts), prefix, suffix)
         by_pieces = table.blocks_ok
-    base = measure("")
-    if base > target:
+    padded = pad_to(True, layout.filler, target, measure)  # (DOCUMENT_JOINER is PASSAGE_JOINER: a blank line)
+    if padded is None:
         return None
-    pad = ""
-    if base < target:
-        n = max(0, target - base - 1)
-        seen: set[int] = set()
-        for _ in range(MAX_FILLER_STEPS):
-            if n in seen or n < 0:
-                return None
-            seen.add(n)
-            pad = DOCUMENT_JOINER + layout.filler * n
-            got = measure(pad)
-            if got == target:
-                break
-            n += target - got
-        else:
-            return None
+    pad = padded
     if pad:
         positions.append(end)
         texts.append(pad)

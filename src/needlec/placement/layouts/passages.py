@@ -314,24 +314,60 @@ def _assemble(
 def pad_to(nonempty: bool, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
     """A blank line and `filler` repeated so that the body plus it measures exactly `target` ("" when the
     body already does); `measure(pad)` counts the body with `pad` after it. None when the body is too
-    long or no repeat count lands on the target."""
+    long or no repeat count lands on the target.
+
+    The repeat count steps by the tokens still missing (one token a repeat, as a filler such as " ." is
+    to most tokenizers); where that cycles (a filler that is two tokens to this tokenizer, "▁" and ".",
+    overshoots by twice what it corrects) the count is bisected instead (the count grows with the repeats):
+    the same pad wherever the steps find one."""
     base = measure("")
     if base > target:
         return None
     if base == target:
         return ""
+    joiner = PASSAGE_JOINER if nonempty else ""
     n = max(0, target - base - 1)
     seen: set[int] = set()
-    pad = ""
     for _ in range(MAX_FILLER_STEPS):
         if n in seen or n < 0:
             break
         seen.add(n)
-        pad = (PASSAGE_JOINER if nonempty else "") + filler * n
+        pad = joiner + filler * n
         got = measure(pad)
         if got == target:
             return pad
         n += target - got
+    return _bisect_repeats(joiner, filler, target, measure)
+
+
+def _bisect_repeats(joiner: str, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
+    """`joiner` and the fewest repeats of `filler` that measure at least `target`, if that is exactly it; else
+    the same with the first repeat's leading whitespace left out (where a filler's space is a token of its own,
+    " ." as "▁" and ".", every repeat adds two tokens: without that space the pad can end on an odd count)."""
+    if not filler:
+        return None
+    heads = dict.fromkeys([filler, filler.lstrip()])
+    for head in heads:
+        if not head:
+            continue
+
+        def pad(n: int, head: str = head) -> str:
+            return joiner + (head + filler * (n - 1) if n else "")
+
+        lo, hi = 0, 1
+        while measure(pad(hi)) < target:  # each repeat adds a token or more, but for one whose repeats merge
+            lo, hi = hi + 1, 2 * hi
+            if hi > 2 * target:
+                break
+        else:
+            while lo < hi:  # the fewest repeats that reach the target (the count grows with the repeats)
+                mid = (lo + hi) // 2
+                if measure(pad(mid)) < target:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if measure(pad(lo)) == target:
+                return pad(lo)
     return None
 
 
