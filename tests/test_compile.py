@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -319,6 +320,39 @@ def test_needles_that_count_otherwise_after_text_still_fit(tmp_path: Path, bible
         context = context_of(item)
         assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
         assert len(item["needles"]) == 300
+
+
+def zipf_noise(item: dict) -> str:
+    return str(item["structure"]["noise_token"])
+
+
+def test_fwe_sizes_its_stream_by_the_items_tokenizer(tmp_path: Path, bible_text: str) -> None:
+    """FWE sizes its Zipf stream by `fwe_line_tokens` (2.4 tokens a line, cl100k_base's). A tokenizer that spends
+    more on a coded word made the stream longer than the context and every item failed; the stream is then
+    drawn again, sized by the rate the tokenizer showed (recorded as `zipf.line_tokens`), as RULER sizes it by
+    the model's tokenizer. The answers stay the stream's most frequent words."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=800, show_progress=False))
+    tok.save(str(tmp_path / "tok.json"))
+    spec = tmp_path / "ruler.yaml"
+    spec.write_text(
+        f"extends: {SPECS / 'ruler.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: small}}]\n", encoding="utf-8"
+    )
+    out = tmp_path / "out"
+    select = {"config": {"fwe"}, "length": {"4096"}, "repeat": {"0-2"}}
+    compile_spec(spec, out, CompileOptions(progress=False, select=select))
+    rows = list(items(out))
+    assert len(rows) == 3
+    for _, item in rows:
+        context = context_of(item)
+        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
+        zipf = item["structure"]["zipf"]
+        assert zipf["line_tokens"] > 2.4
+        lines = collections.Counter(line for line in context.split("\n") if line and line != zipf_noise(item))
+        assert [[word] for word, _ in lines.most_common(3)] == item["answers"]
 
 
 def test_hf_tokenizer_file(tmp_path: Path, bible_text: str) -> None:

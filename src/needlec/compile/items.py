@@ -118,10 +118,15 @@ def gold_aliases(draw: Draw) -> tuple[str, ...]:
     return tuple(sorted({*draw.forbidden, *(a for fact in draw.answers for a in fact)}))
 
 
+class _NotFitted(Exception):
+    """The kind's needles do not scale (`NeedleKind.draw_fitted` gave None)."""
+
+
 def draw_item(
-    config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
+    config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind, needle_tokens: int | None = None
 ) -> tuple[int, random.Random, int, Draw]:
-    """The item's seed, its RNG (after the draws below), its window start and its needle draw."""
+    """The item's seed, its RNG (after the draws below), its window start and its needle draw; with
+    `needle_tokens` (what the plain draw's needles took), the kind's fitted draw (`draw_fitted`)."""
     spec = config.spec
     seed = dataclasses.replace(key, case=kind.seed_case(key.case)).seed(spec.seed)
     rng = random.Random(seed)
@@ -132,7 +137,13 @@ def draw_item(
     if kind.draw_per_repeat():
         shared = dataclasses.replace(key, case=kind.seed_case(key.case), length=0, depth=0.0, haystack="")
         draw_rng = random.Random(shared.seed(spec.seed))
-    return seed, rng, start, kind.draw_at(key.case, draw_rng, key.length)
+    if needle_tokens is None:
+        return seed, rng, start, kind.draw_at(key.case, draw_rng, key.length)
+    refit = getattr(kind, "draw_fitted", None)  # (a kind written before the hook has none)
+    fitted = refit(key.case, draw_rng, key.length, needle_tokens) if refit is not None else None
+    if fitted is None:
+        raise _NotFitted
+    return seed, rng, start, fitted
 
 
 def build_item(
@@ -144,12 +155,21 @@ def build_item(
 
 
 def build_drawn(
-    benchmark: str, config: ConfigPlan, key: ItemKey, view: HaystackView, kind: NeedleKind
+    benchmark: str,
+    config: ConfigPlan,
+    key: ItemKey,
+    view: HaystackView,
+    kind: NeedleKind,
+    needle_tokens: int | None = None,
 ) -> tuple[Item, list[str], Draw]:
     """`build_item`, and the draw it was built from (whose needle texts are the item's targets', as the kind
-    made them: a `Lines` block keeps its tally there, which the item's validated strings do not)."""
+    made them: a `Lines` block keeps its tally there, which the item's validated strings do not).
+
+    Where the layout finds no room for the needles, the item is built once more from the kind's draw fitted to
+    what they took (`NeedleKind.draw_fitted`; `needle_tokens`), if the kind has one: only items that failed
+    change."""
     spec = config.spec
-    seed, rng, start, draw = draw_item(config, key, view, kind)
+    seed, rng, start, draw = draw_item(config, key, view, kind, needle_tokens)
     messages = render_messages(spec, draw.question, draw.values)
     prefix, suffix = messages[-1]["content"].split(CONTEXT_SENTINEL)
     counted_prompt = spec.length.counted == "prompt"
@@ -194,7 +214,20 @@ def build_drawn(
         raise ContractError(
             f"task {draw.task or spec.task!r} needs the `{needed[0]}` layout: set `haystack.builder.type: {needed[1]}`"
         )
-    laid = layout_for(spec).place(view, request)
+    try:
+        laid = layout_for(spec).place(view, request)
+    except ContractError:
+        if needle_tokens is not None:
+            raise
+        joiner = spec.placement.joiner_text()
+        took = sum(view.counter.joined_tokens(text, joiner) for text in texts)
+        if took <= request.target:
+            raise
+        try:
+            return build_drawn(benchmark, config, key, view, kind, took)
+        except _NotFitted:
+            pass
+        raise
     placement = laid.placement
     structure = {**(draw.structure or {}), **laid.structure} if laid.structure else draw.structure
     if laid.target_depths is not None:

@@ -81,6 +81,13 @@ class NeedleKind(Protocol):
         """
         ...
 
+    def draw_fitted(self, case: str, rng: random.Random, length: int, needle_tokens: int) -> Draw | None:
+        """`draw_at` again where its needles took `needle_tokens` tokens with the item's tokenizer, more than
+        the context holds: a kind that sizes its needles by an assumed rate of tokens (RULER's FWE stream, sized
+        for cl100k_base) sizes them by the rate measured. None (the default): the needles do not scale, and the
+        item fails as it did."""
+        ...
+
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
         """See the built haystacks once before any draw (e.g. to exclude names they contain);
         returns a JSON-able report that the manifest records under `needle_kind`."""
@@ -151,6 +158,9 @@ class NeedleKindBase:
 
     def draw_at(self, case: str, rng: random.Random, length: int) -> Draw:
         return self.draw(case, rng)
+
+    def draw_fitted(self, case: str, rng: random.Random, length: int, needle_tokens: int) -> Draw | None:
+        return None
 
     def bind_haystacks(self, texts: list[str]) -> dict[str, object]:
         return {}

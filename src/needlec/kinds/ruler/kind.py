@@ -185,7 +185,9 @@ class RulerNeedle(StrictModel):
         gt=0.5,
         le=20,
         description="FWE: tokens one line of the Zipf stream takes on average (a coded word or the noise token, "
-        "with its newline; 2.4 with `cl100k_base`), to size the stream for the item's length.",
+        "with its newline; 2.4 with `cl100k_base`), to size the stream for the item's length; where the item's "
+        "tokenizer spends more, so that the stream does not fit, it is drawn again sized by the rate measured "
+        "(recorded as `structure.zipf.line_tokens`).",
     )
     fwe_fill: float = Field(
         0.8,
@@ -319,6 +321,18 @@ class RulerKind(NeedleKindBase):
         if self.task.category == "fwe":
             return self._fwe(case, rng, length)
         return self.draw(case, rng)
+
+    def draw_fitted(self, case: str, rng: random.Random, length: int, needle_tokens: int) -> Draw | None:
+        """FWE's stream again, sized by the tokens a line took in the plain draw with the item's tokenizer
+        (`needle_tokens` over its lines) instead of `fwe_line_tokens`, as RULER sizes it by the model's own
+        tokenizer; the stream of `fwe_counts` and the other tasks do not scale."""
+        if self.task.category != "fwe" or self.config.fwe_counts is not None:
+            return None
+        lines = int(self.config.fwe_fill * length / self.config.fwe_line_tokens)
+        rate = needle_tokens / max(1, lines)
+        if rate <= self.config.fwe_line_tokens:
+            return None
+        return self._fwe(case, rng, length, rate)
 
     def _budget(self) -> int:
         return self.config.max_new_tokens or self.task.max_new_tokens
@@ -503,8 +517,9 @@ class RulerKind(NeedleKindBase):
             **self._common(case, [item.key], item.question, item.answer_prefix, item.instruction),
         )
 
-    def _fwe(self, case: str, rng: random.Random, length: int) -> Draw:
-        """FWE as RULER draws it (Zipf counts that grow with `length`), or with fixed `fwe_counts`."""
+    def _fwe(self, case: str, rng: random.Random, length: int, line_tokens: float | None = None) -> Draw:
+        """FWE as RULER draws it (Zipf counts that grow with `length`), or with fixed `fwe_counts`; `line_tokens`:
+        the measured tokens a line of the stream takes (`draw_fitted`), else `fwe_line_tokens`."""
         c = self.config
         pool_exclude = self._coded_exclusion()
         structure: dict[str, Any] = {"noise_token": NOISE_TOKEN, "haystack_top_count": self.haystack_top}
@@ -522,7 +537,7 @@ class RulerKind(NeedleKindBase):
             # floor(N k^-alpha / zeta(alpha)) times, shuffled; rank 1 is the noise token, ranks 2-4 the
             # answers. The stream is sized to fill about `fwe_fill` of the context and inserted as blocks
             # of consecutive lines; haystack lines fill the rest
-            words_n = int(c.fwe_fill * length / c.fwe_line_tokens)
+            words_n = int(c.fwe_fill * length / (line_tokens or c.fwe_line_tokens))
             vocabulary = length // FWE_VOCAB_DIVISOR
             try:
                 drawn = frequent_word_stream(
@@ -542,6 +557,8 @@ class RulerKind(NeedleKindBase):
                 "rank_counts": [n for _, n in drawn.counts[:FWE_TOP_RANKS]],
                 "blocks": blocks,
             }
+            if line_tokens is not None:  # sized by the item's tokenizer (`draw_fitted`)
+                structure["zipf"]["line_tokens"] = round(line_tokens, 3)
         if counts[-1] <= self.haystack_top:
             raise RulerGenerationError(
                 f"FWE at {length} tokens: the last answer word occurs {counts[-1]} times, not more than the "
