@@ -427,3 +427,39 @@ def test_libyaml_reads_a_spec_as_the_python_parser_does(path: Path) -> None:
     slow = read(yaml.SafeLoader)
     assert read(yaml.CSafeLoader) in (slow, "refused")
     assert read(None) == slow
+
+
+def test_a_problem_the_merge_makes_names_its_configs(tmp_path: Path) -> None:
+    """The spec's own scoring is fine, and so is the variant's; merged, config `short` keeps `extract` and `then`,
+    which `contains` does not use. The report points at the key, names the key that picks the kind (`metric`,
+    not `type`) and says which configs have the problem, once for all of them."""
+    text = (
+        BASE.replace(
+            "scoring:\n  metric: contains\n",
+            "scoring:\n  metric: final_answer\n  extract: [last_line]\n  then: {metric: exact}\n",
+        )
+        + """\
+variants:
+  answer:
+    full: {}
+    short:
+      scoring: {metric: contains}
+  size:
+    one: {}
+    two: {grid: {repeats: 2}}
+"""
+    )
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+
+    result = needlec("validate", "spec.yaml", cwd=tmp_path)
+
+    assert_reported(
+        result,
+        [f"spec.yaml:{line_of(text, 'extract:')}:", f"spec.yaml:{line_of(text, 'then:')}:"],
+        [
+            "scoring.extract: key 'extract' is not used by this kind (metric 'contains') "
+            "(in configs 'short-one', 'short-two')",
+            "check the `metric` key",
+        ],
+    )
+    assert result.stderr.count("in configs 'short-one', 'short-two'") == 2

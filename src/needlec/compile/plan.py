@@ -218,6 +218,7 @@ def load_plan(path: str | Path, cache_dir: Path | None = None, tokenizers: Seque
             ]
         )
     combos = itertools.product(*[[(axis, value) for value in values] for axis, values in axes])
+    in_configs: dict[Problem, list[str]] = {}  # a problem of the configs' merged specs -> the configs it is in
     for combo in combos:
         merged = doc
         for axis, value in combo:
@@ -228,13 +229,15 @@ def load_plan(path: str | Path, cache_dir: Path | None = None, tokenizers: Seque
         redraw, found = _redraw(doc, combo)
         problems.extend(found)
         spec, found = _validate(data, merged, ())
-        problems.extend(_in_variant(p, combo, doc) for p in found)
+        name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
         if spec is not None:
             if tokenizers:
                 spec = _with_tokenizers(spec, tokenizers)
-            name = "-".join(value for _, value in combo) or DEFAULT_CONFIG
             configs.append(ConfigPlan(name, tuple(combo), spec, redraw))
-            problems.extend(_preflight(spec, merged, path, cache_dir))
+            found += _preflight(spec, merged, path, cache_dir)
+        for problem in found:  # the spec without variants validated: these come of the merge, so name the configs
+            in_configs.setdefault(_in_variant(problem, combo, doc), []).append(name if combo else "")
+    problems += [_in_configs(problem, names) for problem, names in in_configs.items()]
     if problems:
         raise SpecError(_unique(problems))
     names = [c.name for c in configs]
@@ -283,6 +286,16 @@ def _in_variant(problem: Problem, combo: tuple[tuple[str, str], ...], doc: Docum
                 if path[:3] == root and location == problem.location and len(path) > 3:
                     return Problem(problem.message, problem.location, dotted(path), problem.hint)
     return problem
+
+
+def _in_configs(problem: Problem, names: list[str]) -> Problem:
+    """A problem of some configs' merged specs, with the configs it is in (a spec without variants: as it is)."""
+    names = [n for n in dict.fromkeys(names) if n]
+    if not names:
+        return problem
+    shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    where = f"in config {shown}" if len(names) == 1 else f"in configs {shown}"
+    return Problem(f"{problem.message} ({where})", problem.location, problem.key_path, problem.hint)
 
 
 def _name_problems(spec: Spec, doc: Document) -> list[Problem]:

@@ -165,9 +165,11 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
             if key in allowed:
                 # the key exists, but for another kind (e.g. another needle `type`) than the one chosen
                 parent = doc_data_at(doc, root + path[:-1]) if path else {}
-                chosen = parent.get("type") if isinstance(parent, dict) else None
-                msg = f"key {key!r} is not used by this kind" + (f" (type {chosen!r})" if chosen else "")
-                hint = "It belongs to another kind; check the `type` key or remove this key."
+                parent = parent if isinstance(parent, dict) else {}
+                tag = next((t for t in ("type", "metric") if t in parent), "type")  # what picks the kind
+                chosen = parent.get(tag)
+                msg = f"key {key!r} is not used by this kind" + (f" ({tag} {chosen!r})" if chosen else "")
+                hint = f"It belongs to another kind; check the `{tag}` key or remove this key."
             else:
                 hint = did_you_mean(str(key), allowed).lstrip("; ").capitalize()
                 if allowed:
