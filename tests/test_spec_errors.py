@@ -117,6 +117,20 @@ class Case:
 CASES = [
     Case("unknown-top-level-key", edit("grid:\n", "grdi:\n"), "grdi:", ("unknown key 'grdi'", "Did you mean 'grid'?")),
     Case(
+        "every-bad-depth",
+        edit("  depths: [0, 50, 100]", "  depths: [0, 150, -5]"),
+        "depths: [0, 150, -5]",
+        ("grid.depths[1]: every depth must be between 0 and 100, got 150 (depths[1]) and -5 (depths[2])",),
+    ),
+    Case(
+        "unknown-text-encoding",
+        edit(
+            "    - type: builtin\n      books: [Ruth]", "    - type: files\n      paths: [a.txt]\n      encoding: utf-9"
+        ),
+        "encoding: utf-9",
+        ("haystack.sources[0].encoding: unknown text encoding 'utf-9'",),
+    ),
+    Case(
         "unknown-nested-key",
         edit("  lengths: [200, 400]", "  lenghts: [200, 400]"),
         "lenghts:",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -109,23 +110,29 @@ class Grid(StrictModel):
     )
 
     @model_validator(mode="after")
-    def _check_points(self) -> Grid:
+    def _check_points(self) -> Grid:  # every bad point in one message, at the first
         if isinstance(self.lengths, list):
             if not self.lengths:
                 raise KeyedValueError("`lengths` must not be empty", "lengths")
             if len(self.lengths) > MAX_GRID_POINTS:
                 raise KeyedValueError(f"at most {MAX_GRID_POINTS} lengths", "lengths")
-            for i, v in enumerate(self.lengths):
-                if v <= 0:
-                    raise KeyedValueError("every length must be a positive number of tokens", "lengths", i)
+            short = [(i, float(v)) for i, v in enumerate(self.lengths) if v <= 0]
+            if short:
+                raise KeyedValueError(
+                    f"every length must be a positive number of tokens, got {_listed(short, 'lengths')}",
+                    "lengths",
+                    short[0][0],
+                )
         if isinstance(self.depths, list):
             if not self.depths:
                 raise KeyedValueError("`depths` must not be empty", "depths")
             if len(self.depths) > MAX_GRID_POINTS:
                 raise KeyedValueError(f"at most {MAX_GRID_POINTS} depths", "depths")
-            for i, d in enumerate(self.depths):
-                if not 0 <= d <= 100:
-                    raise KeyedValueError(f"every depth must be between 0 and 100, got {d:g}", "depths", i)
+            bad = [(i, d) for i, d in enumerate(self.depths) if not 0 <= d <= 100]
+            if bad:
+                raise KeyedValueError(
+                    f"every depth must be between 0 and 100, got {_listed(bad, 'depths')}", "depths", bad[0][0]
+                )
         return self
 
     def length_points(self) -> list[int]:
@@ -137,3 +144,13 @@ class Grid(StrictModel):
         if isinstance(self.depths, DepthRange):
             return self.depths.expand()
         return sorted({round(float(d), 4) for d in self.depths})
+
+
+def _listed(bad: Sequence[tuple[int, float]], key: str) -> str:
+    """`150` for one bad point, else `150 (depths[1]) and -5 (depths[2])`: every one, where it is."""
+    if len(bad) == 1:
+        return f"{bad[0][1]:g}"
+    parts = [f"{v:g} ({key}[{i}])" for i, v in bad[:10]]
+    if len(bad) > 10:
+        return ", ".join(parts) + f" and {len(bad) - 10} more"
+    return ", ".join(parts[:-1]) + f" and {parts[-1]}"

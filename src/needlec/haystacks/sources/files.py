@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Literal
@@ -31,6 +32,11 @@ class FilesSource(SourceSpec):
         description="Text encoding of the files; a file that does not decode is an error, never silently replaced.",
     )
 
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, encoding: str) -> str:
+        return known_encoding(encoding)
+
     @field_validator("paths")
     @classmethod
     def _relative(cls, paths: list[str]) -> list[str]:
@@ -57,6 +63,15 @@ class FilesSource(SourceSpec):
             for p in self.paths
             if not any(h.is_file() and h.suffix in SUFFIXES for h in ctx.spec_dir.glob(p))
         ]
+
+
+def known_encoding(encoding: str) -> str:
+    """`encoding` where Python knows it (checked when the spec is validated, not when a file is first read)."""
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown text encoding {encoding!r}; e.g. utf-8, utf-16, latin-1, cp1252") from None
+    return encoding
 
 
 def parse_bytes(raw: bytes, suffix: str, label: str, field: str, encoding: str) -> list[SourceDocument]:

@@ -15,11 +15,11 @@ import uuid
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from needlec.errors import SourceError
 from needlec.haystacks.sources.base import SOURCES, SourceContext, SourceSpec, SourceText
-from needlec.haystacks.sources.files import parse_bytes
+from needlec.haystacks.sources.files import known_encoding, parse_bytes
 from needlec.haystacks.sources.records import parse_squad, parse_tsv, tsv_documents, unzip_member
 from needlec.util.redact import redact
 
@@ -58,6 +58,12 @@ class UrlSource(SourceSpec):
         "outside an archive is read only that far).",
     )
     encoding: str = Field("utf-8", description="Text encoding of the file.")
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, encoding: str) -> str:
+        return known_encoding(encoding)
+
     timeout: float = Field(30.0, gt=0, description="Seconds to wait for the server to answer or send more data.")
     deadline: float = Field(
         600.0,
