@@ -477,3 +477,18 @@ variants:
         ],
     )
     assert result.stderr.count("in configs 'short-one', 'short-two'") == 2
+
+
+def test_an_option_metric_over_needles_without_options_is_refused(tmp_path: Path) -> None:
+    """`choice` scores the option a response picks; the template kind gives no options, so every item would
+    score 0. validate says so at the metric."""
+    text = BASE.replace("scoring:\n  metric: contains\n", "scoring:\n  metric: choice\n")
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+
+    result = needlec("validate", "spec.yaml", cwd=tmp_path)
+
+    assert_reported(
+        result,
+        [f"spec.yaml:{line_of(text, 'metric: choice')}:"],
+        ["scoring.metric: metric `choice` scores the option a response picks", "gives its items no options"],
+    )

@@ -331,6 +331,10 @@ def render_messages(spec: Spec, question: str, values: dict[str, str]) -> list[d
     return messages
 
 
+OPTION_METRICS = ("choice", "circular")
+"""Metrics that score the option a response picks: an item without `options` scores 0 under them."""
+
+
 def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) -> list[Problem]:
     """Checks that need more than the schema: templates render, sources exist."""
     problems: list[Problem] = []
@@ -379,6 +383,17 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
                 doc.locate(("prompt", "user")),
                 "prompt.user",
                 "Add `{{ question }}` to prompt.user (or prompt.system).",
+            )
+        )
+    if spec.scoring.metric in OPTION_METRICS and not draw.options:
+        problems.append(
+            Problem(
+                f"metric `{spec.scoring.metric}` scores the option a response picks, but this needle kind gives its "
+                "items no options, so every item would score 0",
+                doc.locate(("scoring", "metric")),
+                "scoring.metric",
+                "Give the needle options where its kind has them (`choices: 4` for latent_hop, `answer_format: "
+                "multiple_choice` for atc), or choose a metric that reads the answer, such as `contains`.",
             )
         )
     # needles that scale with the context (RULER's frequent words) size themselves from the length,
