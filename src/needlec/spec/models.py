@@ -120,7 +120,8 @@ class PlacementSpec(StrictModel):
         description="How the haystack window is chosen: `start` opens it at the drawn haystack start and "
         "snaps each needle to the boundary nearest its depth (at short lengths one sentence can be several "
         "points of depth); `needle` moves the start forward by less than one sentence (line, paragraph) so "
-        "that a boundary sits exactly at the first needle's target depth, which then holds to the token.",
+        "that a boundary sits at the first needle's target depth by the haystack's token count; the needle "
+        "then lands within a few tokens of it (where it joins the text, and the window's first token).",
     )
     edges: Literal["token", "boundary"] = Field(
         "token",
