@@ -385,10 +385,11 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
                 "Add `{{ question }}` to prompt.user (or prompt.system).",
             )
         )
-    if spec.scoring.metric in OPTION_METRICS and not draw.options:
+    metric = draw.scoring.get("metric", spec.scoring.metric)  # a kind may score its items its own way (open ATC)
+    if metric in OPTION_METRICS and not draw.options:
         problems.append(
             Problem(
-                f"metric `{spec.scoring.metric}` scores the option a response picks, but this needle kind gives its "
+                f"metric `{metric}` scores the option a response picks, but this needle kind gives its "
                 "items no options, so every item would score 0",
                 doc.locate(("scoring", "metric")),
                 "scoring.metric",
