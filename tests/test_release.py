@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,6 +120,28 @@ def test_download_by_name_and_config(built: tuple[Path, list[str]], tmp_path: Pa
         download_entry("nia", tmp_path / "x", str(out))
     with pytest.raises(NeedlecError, match="no config 'double'"):
         download_entry("niah/double", tmp_path / "y", str(out))
+
+
+def test_a_catalogue_that_lies_never_replaces_a_download(built: tuple[Path, list[str]], tmp_path: Path) -> None:
+    """A catalogue entry whose folder holds another dataset (or a config it lacks) is refused before the copy
+    lands: a good copy already in the destination stays as it was."""
+    out, _ = built
+    dest = tmp_path / "nb"
+    good = download_entry("needlebench", dest, str(out))
+    before = {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*") if p.is_file()}
+    lying = tmp_path / "lying"
+    shutil.copytree(out, lying)
+    catalogue = _catalogue(lying)
+    catalogue["datasets"][1]["path"] = catalogue["datasets"][0]["path"]  # needlebench's entry names niah's folder
+    catalogue["datasets"][1]["configs"].append("ghost")
+    (lying / "catalogue.json").write_text(json.dumps(catalogue), encoding="utf-8")
+    with pytest.raises(NeedlecError, match="is not the expected"):
+        download_entry("needlebench", dest, str(lying))
+    with pytest.raises(NeedlecError, match="no data for config"):
+        download_entry("needlebench/ghost", tmp_path / "ghost", str(lying))
+    assert not (tmp_path / "ghost").exists()
+    assert {p.relative_to(dest): p.read_bytes() for p in dest.rglob("*") if p.is_file()} == before
+    assert good.ok
 
 
 def test_publish_a_catalogue_to_a_folder_and_download_from_it(built: tuple[Path, list[str]], tmp_path: Path) -> None:

@@ -166,11 +166,13 @@ def download(
     revision: str | None = None,
     token: str | None = None,
     configs: set[str] | None = None,
+    expected_hash: str | None = None,
 ) -> VerifyReport:
     """Fetch a published dataset (Hub repo or local folder) into `dest`, then verify it.
 
-    With `configs`, only those configs' data files come (with the manifest, card and checksums). The
-    copy lands in `dest` only when it is complete; `dest` is replaced atomically.
+    With `configs`, only those configs' data files come (with the manifest, card and checksums), and each
+    must be one the dataset has. With `expected_hash` (a catalogue's content hash), the copy must have it.
+    The copy lands in `dest` only when it is complete and passes every check; `dest` is replaced atomically.
     """
     dest = Path(dest)
     remote = parse_remote(source)
@@ -194,6 +196,14 @@ def download(
         report = verify_dataset(tmp, configs)
         if not report.ok:
             raise OutputError(f"{source}: the downloaded copy fails verification:\n  " + "\n  ".join(report.problems))
+        lacking = sorted(c for c in configs or () if not (tmp / "data" / c).is_dir())
+        if lacking:
+            raise OutputError(f"{source}: the dataset has no data for config(s) {', '.join(lacking)}; nothing was kept")
+        if expected_hash is not None and report.content_hash != expected_hash:
+            raise OutputError(
+                f"{source}: the downloaded dataset's content hash {report.content_hash} is not the expected "
+                f"{expected_hash}; nothing was kept"
+            )
     report.folder = dest.resolve()
     return report
 
