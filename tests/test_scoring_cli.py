@@ -275,6 +275,18 @@ def test_bad_response_files_and_selections_are_clean_errors(niah: Path, tmp_path
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert expected[name] in done.stderr, done.stderr
         assert not (tmp_path / f"r-{name}").exists()
+    # only ids of another dataset, each allowed away: still nothing scored, so no report of a mean of nothing
+    write_jsonl(tmp_path / "other.jsonl", [{"id": "other/item", "response": "x"}])
+    done = run(
+        "score",
+        str(niah),
+        str(tmp_path / "other.jsonl"),
+        "-o",
+        str(tmp_path / "r-other"),
+        "--allow-missing",
+        "--allow-unknown",
+    )
+    assert done.returncode == 2 and "no response to score" in done.stderr, done.stderr
     # null: the runner got no answer; the item counts as missing
     write_jsonl(tmp_path / "null.jsonl", [{"id": first, "response": None}, *plain[1:]])
     done = run("score", str(niah), str(tmp_path / "null.jsonl"), "-o", str(tmp_path / "r-null"))

@@ -90,3 +90,71 @@ def test_inspect_task_file(dataset: Path, tmp_path: Path) -> None:
     compile(((out / "task.py").read_text()), "task.py", "exec")
     items = [json.loads(x) for x in (out / "items.jsonl").read_text().splitlines()]
     assert sorted(i["id"] for i in items) == sorted(ids(dataset, "o200k_base"))
+
+
+@pytest.fixture(scope="module")
+def prefilled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """NIAH's `single-prefill` (each item's answer starts with a prefill) and `single`, at one length."""
+    from conftest import SPECS
+
+    from needlec.compile.pipeline import CompileOptions, compile_spec
+
+    out = tmp_path_factory.mktemp("prefill") / "ds"
+    select = {"length": {"1000"}, "config": {"single", "single-prefill"}, "tokenizer": {"cl100k_base"}}
+    compile_spec(SPECS / "niah.yaml", out, CompileOptions(select=select, progress=False))
+    return out
+
+
+def test_a_prefill_is_kept_or_refused_never_dropped(prefilled: Path, tmp_path: Path) -> None:
+    """Inspect sends an item's answer prefix as the last (assistant) message; the chat completions API cannot
+    continue one, so openai-batch refuses such items unless --no-answer-prefix says to send them without it."""
+    done = run("export", str(prefilled), "--to", "openai-batch", "-o", str(tmp_path / "b"))
+    assert done.returncode == 2 and "cannot continue" in done.stderr and "--no-answer-prefix" in done.stderr
+    assert not (tmp_path / "b").exists()
+    done = run("export", str(prefilled), "--to", "openai-batch", "-o", str(tmp_path / "b"), "--no-answer-prefix")
+    assert done.returncode == 0, done.stderr
+
+    assert run("export", str(prefilled), "--to", "inspect", "-o", str(tmp_path / "i")).returncode == 0
+    spec = importlib.util.spec_from_file_location("needlec_inspect_task", tmp_path / "i" / "task.py")
+    assert spec is not None and spec.loader is not None
+    task = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(task)
+    items = [json.loads(x) for x in (tmp_path / "i" / "items.jsonl").read_text().splitlines()]
+    for item in items:
+        messages = task.sample(item).input
+        prefix = item.get("answer_prefix")
+        assert len(messages) == len(item["messages"]) + (1 if prefix else 0)
+        if prefix:
+            assert messages[-1].role == "assistant" and messages[-1].content == prefix
+    assert any(it.get("answer_prefix") for it in items) and not all(it.get("answer_prefix") for it in items)
+
+
+def test_each_inspect_task_has_its_own_answer_budget(tmp_path: Path) -> None:
+    """Inspect takes one generation budget per task: each config's own (the largest of its items), not the
+    largest of the whole dataset, which gave short-answer tasks several times their budget."""
+    from needlec.runners.files import write_inspect
+
+    items = [
+        {"id": "a", "config": "short", "max_new_tokens": 30, "messages": [{"role": "user", "content": "x"}]},
+        {"id": "b", "config": "long", "max_new_tokens": 120, "messages": [{"role": "user", "content": "y"}]},
+    ]
+    write_inspect(items, tmp_path, {})
+    code = (tmp_path / "task.py").read_text()
+    assert 'needlec_task("short", 30)' in code and 'needlec_task("long", 120)' in code
+
+
+def test_export_and_score_take_a_config_name_whole(prefilled: Path, tmp_path: Path) -> None:
+    """From Python, `config="single-prefill"` is one name (it matched every config whose name holds its
+    letters), and a config the dataset lacks is an error even beside one it has."""
+    import needlec
+    from needlec.errors import NeedlecError
+
+    names = needlec.export(prefilled, "prompts", tmp_path / "p", config="single-prefill")
+    rows = [json.loads(x) for x in (tmp_path / "p" / names[0]).read_text().splitlines()]
+    assert rows and all("/single-prefill/" in r["id"] for r in rows)
+    with pytest.raises(NeedlecError, match="has no config 'nope'"):
+        needlec.export(prefilled, "prompts", tmp_path / "q", config=["single", "nope"])
+    with pytest.raises(NeedlecError, match="has no config 'nope'"):
+        needlec.score(prefilled, [], config=["single", "nope"], allow_missing=True)
+    with pytest.raises(NeedlecError, match="unknown export option"):
+        needlec.export(prefilled, "openai-batch", tmp_path / "r", options={"modle": "m"})

@@ -49,7 +49,22 @@ def add_export_command(sub: Any) -> None:
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="a new (or empty) folder")
     p.add_argument("--tokenizer", metavar="NAME", help="only the items of this tokenizer")
     p.add_argument("--config", action="append", default=[], metavar="NAME", help="only these configs (repeatable)")
-    p.add_argument("--model", metavar="NAME", help="model name written into OpenAI Batch requests")
-    p.add_argument("--max-tokens", type=int, metavar="N", help="generation budget (default: the item's, else 128)")
-    p.add_argument("--no-answer-prefix", action="store_true", help="leave the items' answer prefix out of flat prompts")
+    p.add_argument(
+        "--model",
+        metavar="NAME",
+        help="model name written into OpenAI Batch requests (the other runners take it when run)",
+    )
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="generation budget (default: the item's, else 128; Inspect and lm-eval take the largest of a "
+        "config's items)",
+    )
+    p.add_argument(
+        "--no-answer-prefix",
+        action="store_true",
+        help="leave the items' answer prefix (a prefilled start of the answer) out: of flat prompts, lm-eval's "
+        "gen_prefix and Inspect's final assistant message; needed for openai-batch, which cannot continue one",
+    )
     p.set_defaults(func=cmd_export)

@@ -27,6 +27,10 @@ RUNNERS: dict[str, Writer] = {
 __all__ = ["RUNNERS", "export", "flat_prompt"]
 
 
+EXPORT_OPTIONS = {"model", "max_tokens", "no_answer_prefix"}
+"""What `export`'s `options` may hold (the CLI's --model, --max-tokens and --no-answer-prefix)."""
+
+
 def export(
     dataset: str | Path,
     to: str,
@@ -44,15 +48,33 @@ def export(
 
     if to not in RUNNERS:
         raise OutputError(f"unknown runner {to!r}; choose one of {', '.join(sorted(RUNNERS))}")
+    options = dict(options or {})
+    unknown = sorted(set(options) - EXPORT_OPTIONS)
+    if unknown:
+        raise OutputError(
+            f"unknown export option(s) {', '.join(unknown)}; the options are {', '.join(sorted(EXPORT_OPTIONS))}"
+        )
+    budget = options.get("max_tokens")
+    if budget is not None and (not isinstance(budget, int) or budget < 1):
+        raise OutputError(f"--max-tokens must be a positive number of tokens; got {budget!r}")
+    configs = [config] if isinstance(config, str) else list(config)  # one name, not its letters
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise OutputError(f"{target}: exists and is not empty; choose a new folder")
+    every = list(iter_items(dataset))
+    held = {str(it.get("config")) for it in every}
+    absent = [c for c in configs if c not in held]
+    if absent:
+        raise OutputError(f"{dataset} has no config {', '.join(map(repr, absent))}; it has {', '.join(sorted(held))}")
+    tokenizers = {str(it.get("tokenizer")) for it in every}
+    if tokenizer is not None and tokenizer not in tokenizers:
+        raise OutputError(f"{dataset} has no tokenizer {tokenizer!r}; it has {', '.join(sorted(tokenizers))}")
     chosen = [
         it
-        for it in iter_items(dataset)
-        if (tokenizer is None or it.get("tokenizer") == tokenizer) and (not config or it.get("config") in config)
+        for it in every
+        if (tokenizer is None or it.get("tokenizer") == tokenizer) and (not configs or it.get("config") in configs)
     ]
     if not chosen:
-        raise OutputError(f"{dataset}: no items match the given --tokenizer/--config")
+        raise OutputError(f"{dataset}: no items of config {', '.join(configs)} with tokenizer {tokenizer}")
     with atomic_directory(target) as tmp:
-        return RUNNERS[to](chosen, tmp, dict(options or {}))
+        return RUNNERS[to](chosen, tmp, options)

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from needlec.errors import OutputError
 from needlec.util.canonical import line
 
 
@@ -44,7 +45,18 @@ def write_prompts(items: list[dict[str, Any]], out: Path, options: dict[str, Any
 
 
 def write_openai_batch(items: list[dict[str, Any]], out: Path, options: dict[str, Any]) -> list[str]:
-    """requests.jsonl for the OpenAI Batch API (`custom_id` = item id, chat completions, temperature 0)."""
+    """requests.jsonl for the OpenAI Batch API (`custom_id` = item id, chat completions, temperature 0).
+
+    The chat completions API cannot continue a prefilled answer, so items with an `answer_prefix` are refused
+    unless `no_answer_prefix` says to send them without it (they then ask what the same items without a
+    prefill ask)."""
+    prefixed = [it["id"] for it in items if it.get("answer_prefix")]
+    if prefixed and not options.get("no_answer_prefix"):
+        raise OutputError(
+            f"{len(prefixed)} item(s) start their answer with a prefill (`answer_prefix`, e.g. {prefixed[0]}), "
+            "which the chat completions API cannot continue. Pass --no-answer-prefix to send them without it, "
+            "or export --to prompts, lm-eval or inspect, which keep it."
+        )
     model = options.get("model") or "MODEL"
     rows = [
         {
@@ -102,10 +114,13 @@ with (HERE / "items.jsonl").open(encoding="utf-8") as fh:
 
 ROLES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
 SCALE = 100.0  # points, as needlec score reports them
+PREFILL = PREFILL_ANSWERS  # an item's answer_prefix goes last, as an assistant message the model continues
 
 
 def sample(item):
     messages = [ROLES[m["role"]](content=m["content"]) for m in item["messages"]]
+    if PREFILL and item.get("answer_prefix"):  # the start of the answer, for the model to continue
+        messages.append(ChatMessageAssistant(content=item["answer_prefix"]))
     target = [a if isinstance(a, str) else a[0] for a in item["answers"]]
     metadata = {
         "config": item.get("config"),
@@ -130,13 +145,13 @@ def needlec_scorer():
     return score
 
 
-def needlec_task(config):
+def needlec_task(config, max_tokens):
     items = [item for item in ITEMS.values() if item.get("config") == config]
     return Task(
         dataset=MemoryDataset([sample(item) for item in items], name=config),
         solver=generate(),
         scorer=needlec_scorer(),
-        config=GenerateConfig(temperature=0, max_tokens=MAX_TOKENS),
+        config=GenerateConfig(temperature=0, max_tokens=max_tokens),
         metadata={"needlec_config": config, "scale": "points (0-100)"},
     )
 '''
@@ -170,14 +185,15 @@ def write_inspect(items: list[dict[str, Any]], out: Path, options: dict[str, Any
     names = [_items_file(items, out)]
     configs = _configs(items)
     functions = _identifiers(list(configs), "needlec")
-    code = INSPECT_TASK.replace("MAX_TOKENS", str(max(_max_tokens(it, options) for it in items)))
-    code += "\n\n# The tasks, one per config (run one with task.py@NAME):\n"
+    code = INSPECT_TASK.replace("PREFILL_ANSWERS", str(not options.get("no_answer_prefix")))
+    code += "\n\n# The tasks, one per config (run one with task.py@NAME), each with its items' answer budget:\n"
     for name, members in configs.items():
         label = json.dumps(name, ensure_ascii=True)
+        budget = max(_max_tokens(it, options) for it in members)
         code += (
             f"\n\n@task\ndef {functions[name]}():\n"
             f'    """Config {label} ({len(members)} items)."""\n'
-            f"    return needlec_task({label})\n"
+            f"    return needlec_task({label}, {budget})\n"
         )
     (out / "task.py").write_text(code, encoding="utf-8")
     return [*names, "task.py"]

@@ -67,14 +67,21 @@ class _Judge:
         return float(score), details
 
 
-def score_response(item: dict[str, Any], response: str) -> tuple[float, dict[str, Any]]:
-    """Score one response to one item (schema 2 or older shape) with the metric the item names.
+def score_response(item: dict[str, Any] | Any, response: str) -> tuple[float, dict[str, Any]]:
+    """Score one response to one item (a dataset line as a dict, schema 2 or older, or an `Item` as
+    `load_items` gives it) with the metric the item names.
 
     This is what runner integrations call (the exported Inspect scorer and lm-eval
     `process_results`), so every runner judges exactly as `needlec score` does.
     """
     from needlec.scoring.dataset import to_contract
 
+    if hasattr(item, "model_dump"):  # a typed Item: its dataset line
+        item = item.model_dump(mode="json")
+    if not isinstance(item, dict) or "answers" not in item:
+        raise NeedlecError("score_response needs an item: a dataset line (dict) or an Item from load_items")
+    if not isinstance(response, str):
+        raise NeedlecError(f"score_response needs the response as text, not {type(response).__name__}")
     return _Judge()(to_contract(item), response)
 
 
@@ -130,19 +137,24 @@ def score(
     effective-length rule, the baseline); by default they are read from the dataset's manifest,
     which records the spec's `reports:` per config.
     """
+    config = [config] if isinstance(config, str) else list(config)  # one name, not its letters
+    every = list(iter_items(dataset))
     items = [
         it
-        for it in iter_items(dataset)
+        for it in every
         if (tokenizer is None or it.get("tokenizer") == tokenizer) and (not config or it.get("config") in config)
     ]
+    held = {str(it.get("config")) for it in every}
+    if not items or any(c not in held for c in config):
+        raise NeedlecError(_nothing_selected(dataset, tokenizer, config))
     by_id: dict[str, list[str]] = defaultdict(list)
     source: Iterable[Response]
+    if isinstance(responses, (str, Path)):  # one file
+        responses = [responses]
     if all(isinstance(r, (str, Path)) for r in responses):
         source = (resp for path in responses for resp in read_responses(path))  # type: ignore[arg-type]
     else:
         source = responses  # type: ignore[assignment]
-    if not items:
-        raise NeedlecError(_nothing_selected(dataset, tokenizer, config))
     failed: dict[str, Response] = {}
     origins: dict[str, str] = {}  # where each id's first response came from (file:line)
     for resp in source:
@@ -158,7 +170,7 @@ def score(
         shown = _first(f"{origins[i]}: {i!r}" for i in unknown)
         chosen = " (of the --tokenizer/--config chosen)" if tokenizer is not None or config else ""
         raise NeedlecError(f"{len(unknown)} response id(s) are not items of {dataset}{chosen}: {shown}")
-    if not by_id:
+    if not any(i in known for i in by_id):
         raise NeedlecError(
             f"no response to score: none of the {len(items)} item(s) of {dataset} has one"
             + (f" ({len(failed)} failed in the runner)" if failed else "")
