@@ -62,6 +62,45 @@ def test_compile_then_inspect(tmp_path: Path) -> None:
     assert "single/cl100k_base: 11 items, 11,000 context tokens" in shown.stdout
     assert ">>>The access code for the archive vault is " in shown.stdout  # configs are listed sorted
 
+    # a damaged line is named, not a traceback; a config's file that is not there (a download of one config)
+    # is said so
+    damaged = tmp_path / "damaged"
+    shutil.copytree(out, damaged)
+    data = damaged / "data" / "single" / "cl100k_base.jsonl"
+    lines = data.read_text().splitlines(keepends=True)
+    data.write_text("".join([*lines[:2], lines[2][:50] + "\n", *lines[3:]]))
+    (damaged / "data" / "passkey" / "cl100k_base.jsonl").unlink()
+    shown = run("inspect", str(damaged), "--no-sample")
+    assert shown.returncode == 2 and "Traceback" not in shown.stderr, shown.stderr
+    assert f"{data}:3: not an item line" in shown.stderr
+    data.write_text("".join(lines))
+    shown = run("inspect", str(damaged), "--no-sample")
+    assert shown.returncode == 0, shown.stderr
+    assert "passkey/cl100k_base: not in this folder" in shown.stdout
+
+
+def test_schema_writes_only_a_schema(tmp_path: Path) -> None:
+    """`schema -o` makes missing folders and replaces a schema it wrote; a folder or any other file (a dataset's
+    manifest) is refused, and left as it was."""
+    target = tmp_path / "new" / "spec.schema.json"
+    for _ in range(2):
+        done = run("schema", "-o", str(target))
+        assert done.returncode == 0, done.stderr
+    assert "$schema" in json.loads(target.read_text())
+    other = tmp_path / "manifest.json"
+    other.write_text('{"needlec_version": "0"}')
+    for bad, words in ((other, "it is not a JSON Schema"), (tmp_path, "it is a folder")):
+        done = run("schema", "-o", str(bad))
+        assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
+    assert other.read_text() == '{"needlec_version": "0"}'
+
+
+def test_a_reader_that_stops_reading_is_no_error() -> None:
+    """`needlec corpora | head -1`: the pipe closes early; the command ends quietly, without a traceback."""
+    shell = f"{NEEDLEC} corpora --json | head -c 10 >/dev/null; {NEEDLEC} inspect {SPECS / 'niah.yaml'} | head -c 1"
+    done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=300)
+    assert "Traceback" not in done.stderr and "bug in needlec" not in done.stderr, done.stderr
+
 
 def test_inspect_spec_shows_grid_and_sample() -> None:
     result = run("inspect", str(SPECS / "niah.yaml"))

@@ -18,7 +18,7 @@ from needlec.cli.filter import add_filter_command
 from needlec.cli.publish import add_publish_commands
 from needlec.cli.score import add_score_command
 from needlec.cli.site import add_site_command
-from needlec.errors import NeedlecError
+from needlec.errors import NeedlecError, OutputError
 from needlec.util.redact import redact
 
 DESCRIPTION = """\
@@ -192,6 +192,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
+def _check_schema_target(out: Path) -> None:
+    """`schema -o` replaces only a JSON Schema (one it wrote before); a folder or any other file is refused."""
+    if out.is_dir():
+        raise OutputError(f"refusing to write {out}: it is a folder; name a file, e.g. {out / 'spec.schema.json'}")
+    if not out.exists():
+        return
+    try:
+        old = json.loads(out.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        old = None
+    if not (isinstance(old, dict) and "$schema" in old):
+        raise OutputError(
+            f"refusing to overwrite {out}: it is not a JSON Schema; name a new file. Nothing was changed."
+        )
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     if args.item:
         from needlec.dataset.item import item_json_schema as json_schema
@@ -202,7 +218,12 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
     text = json.dumps(json_schema(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        from needlec.util.atomic import write_file_atomic
+
+        out = Path(args.output)
+        _check_schema_target(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_file_atomic(out, text.encode("utf-8"))
         print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
@@ -487,6 +508,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; no output was written", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader stopped reading (`needlec corpora | head -1`): end quietly, as tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
+        return 141
     except RecursionError:
         print("error: the input is nested too deeply to process", file=sys.stderr)
         return 2

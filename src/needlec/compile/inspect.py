@@ -10,6 +10,7 @@ from typing import Any
 from needlec.compile.plan import Plan
 from needlec.compile.size import config_size
 from needlec.dataset.manifest import describe_repetition, read_manifest
+from needlec.errors import NeedlecError
 from needlec.placement.engine import merge_spans
 
 
@@ -100,18 +101,30 @@ def summarize_dataset(folder: Path) -> tuple[str, dict[str, Any] | None]:
     sample = None
     for name, info in manifest["configs"].items():
         for f in info["files"]:
-            tokens = 0
+            tokens = rows = 0
             lengths: Tally[int] = Tally()
-            with (folder / f["path"]).open("rb") as handle:
-                for raw in handle:
-                    item = json.loads(raw)
-                    tokens += item["context_tokens"]
-                    lengths[item["context_length"]] += 1
+            path = folder / f["path"]
+            if not path.is_file():  # a download of other configs only, or a damaged folder (`verify` says which)
+                lines.append(f"  {name}/{f['split']}: not in this folder ({f['path']})")
+                continue
+            with path.open("rb") as handle:
+                for number, raw in enumerate(handle, 1):
+                    try:
+                        item = json.loads(raw)
+                        tokens += item["context_tokens"]
+                        lengths[item["context_length"]] += 1
+                    except (ValueError, KeyError, TypeError):
+                        raise NeedlecError(
+                            f"{path}:{number}: not an item line; run `needlec verify {folder}` to see what changed"
+                        ) from None
+                    rows += 1
                     if sample is None:
                         sample = item
+            if rows != f["rows"]:
+                lines.append(f"  {name}/{f['split']}: warning: {rows} items in the file, the manifest says {f['rows']}")
             lines.append(
-                f"  {name}/{f['split']}: {f['rows']} items, {tokens:,} context tokens, "
-                f"{f['bytes']:,} bytes, lengths {_ints(sorted(lengths))}"
+                f"  {name}/{f['split']}: {rows} items, {tokens:,} context tokens, "
+                f"{path.stat().st_size:,} bytes, lengths {_ints(sorted(lengths))}"
             )
         for entry in info.get("repetition") or []:
             lines.append(f"  {name}: warning: {describe_repetition(entry)}")
