@@ -22,9 +22,11 @@ from needlec.util.atomic import (
 
 
 def _dataset(folder: Path, marker: str = "v1") -> Path:
+    """A stand-in for a dataset folder: a needlec manifest, a file, and SHA256SUMS listing both (as a compile's)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "manifest.json").write_text(json.dumps({"needlec_version": "0", "configs": {}}), encoding="utf-8")
     (folder / "marker.txt").write_text(marker, encoding="utf-8")
+    (folder / "SHA256SUMS").write_text(f"{'0' * 64}  manifest.json\n{'0' * 64}  marker.txt\n", encoding="utf-8")
     return folder
 
 
@@ -192,10 +194,19 @@ def test_a_written_folder_records_its_files_and_refuses_others(tmp_path: Path) -
     assert (target / "plots" / "mine.svg").read_text(encoding="utf-8") == "my own"
 
     listed = _dataset(tmp_path / "ds")
-    (listed / "SHA256SUMS").write_text(f"{'0' * 64}  manifest.json\n{'0' * 64}  marker.txt\n", encoding="utf-8")
     assert foreign_files(listed) == []
     (listed / "notes.txt").write_text("mine", encoding="utf-8")
+    (listed / ".DS_Store").write_bytes(b"\0")  # a file browser's: no reason to keep the folder
     assert foreign_files(listed) == ["notes.txt"]
     with pytest.raises(OutputError, match=r"notes\.txt"):
         check_target(listed)
     assert (listed / "notes.txt").read_text(encoding="utf-8") == "mine"
+    # SHA256SUMS missing or unreadable: the manifest still says what needlec wrote, and the user's file stays
+    for damage in (b"", b"\xff\xfe not text", None):
+        if damage is None:
+            (listed / "SHA256SUMS").unlink()
+        else:
+            (listed / "SHA256SUMS").write_bytes(damage)
+        assert foreign_files(listed) == ["marker.txt", "notes.txt"]  # (marker.txt: the manifest lists no data)
+        with pytest.raises(OutputError, match=r"notes\.txt"):
+            check_target(listed)

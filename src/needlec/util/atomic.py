@@ -27,6 +27,7 @@ import ctypes.util
 import errno
 import json
 import os
+import re
 import shutil
 import signal
 import uuid
@@ -62,19 +63,47 @@ def is_needlec_dataset(folder: Path) -> bool:
     return isinstance(manifest, dict) and "needlec_version" in manifest
 
 
+_SUMS_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
+"""A `SHA256SUMS` line, as `needlec verify` reads it."""
+DATASET_FILES = ("manifest.json", "README.md", SUMS, "audit/filters.jsonl", "audit/summary.md")
+"""What a dataset folder holds besides the data files its manifest lists."""
+SYSTEM_JUNK = {".DS_Store", "Thumbs.db", "desktop.ini"}
+"""Files a desktop's file browser leaves in any folder it shows: never a reason to keep a folder."""
+
+
 def written_files(folder: Path) -> set[str] | None:
-    """The files this tool wrote into `folder`, by the folder's own record: the paths `SHA256SUMS` lists (and
-    itself), else those `.needlec-written` lists; None where the folder keeps no record (an older folder)."""
+    """The files this tool wrote into `folder`, by the folder's own records: the paths its `SHA256SUMS` lists
+    (else its `.needlec-written`), and for a dataset what its manifest lists (so a missing, damaged or cut
+    `SHA256SUMS` neither lets a user's file through nor makes needlec's own look foreign); None where the
+    folder keeps no record at all (an older folder of another kind)."""
+    listed: set[str] = set()
+    found = False
     for record in (SUMS, WRITTEN):
         try:
             text = (folder / record).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
         if record == SUMS:
-            lines = [line.split(maxsplit=1)[1].lstrip("*") for line in lines if len(line.split(maxsplit=1)) == 2]
-        return {*lines, record}
-    return None
+            names = [m.group(2) for m in map(_SUMS_LINE.fullmatch, (line.strip() for line in text.splitlines())) if m]
+        else:
+            names = [line for line in text.splitlines() if line]
+        if names:
+            listed.update(names, [record])
+            found = True
+            break
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        manifest = None
+    if isinstance(manifest, dict) and "needlec_version" in manifest:
+        listed.update(DATASET_FILES)
+        configs = manifest.get("configs")
+        for info in configs.values() if isinstance(configs, dict) else []:
+            for entry in info.get("files", []) if isinstance(info, dict) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                    listed.add(entry["path"])
+        found = True
+    return listed if found else None
 
 
 def foreign_files(folder: Path) -> list[str]:
@@ -82,8 +111,8 @@ def foreign_files(folder: Path) -> list[str]:
     listed = written_files(folder)
     if listed is None:
         return []
-    found = (p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() or p.is_symlink())
-    return sorted(p for p in found if p not in listed)
+    found = (p for p in folder.rglob("*") if (p.is_file() or p.is_symlink()) and p.name not in SYSTEM_JUNK)
+    return sorted(q for q in (p.relative_to(folder).as_posix() for p in found) if q not in listed)
 
 
 def _record_written(folder: Path) -> None:
