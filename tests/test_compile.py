@@ -265,6 +265,39 @@ def test_hf_tokenizer_whose_merges_cross_every_point(tmp_path: Path, bible_text:
             assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]
 
 
+def test_a_sentencepiece_model_whose_spaces_only_begin_tokens_keeps_its_cuts(tmp_path: Path, bible_text: str) -> None:
+    """Llama 2's and Mistral's tokenizer files have no splitting pre-tokenizer either, but no token of theirs
+    holds a space ("▁") after its first character: a space begins a token in any text, so the points before
+    spaces stay cuts (counting stays local, not whole-text) and items are exact."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    from needlec.tokenizer import HFTokenizer
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(split=True)  # trained on words, then run as one piece
+    tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=2000, show_progress=False))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(split=False)
+    tok.save(str(tmp_path / "tok.json"))
+    text = "In the beginning God created the heavens"
+    assert list(HFTokenizer(tmp_path / "tok.json", "sp").pretoken_starts(text)) == [0, 2, 6, 16, 20, 28, 32]
+    spec = tmp_path / "hf.yaml"
+    spec.write_text(
+        f"extends: {SPECS / 'niah.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: sp}}]\n"
+        "grid:\n  lengths: [1000, 4000]\n  depths: {count: 11}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    compile_spec(spec, out, CompileOptions(progress=False, select={"config": {"multi"}}))
+    rows = list(items(out))
+    assert len(rows) == 22
+    for _, item in rows:
+        context = context_of(item)
+        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_length"]
+        for needle in item["needles"]:
+            before = context[: needle["char_offset"]]
+            assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]
+
+
 def test_a_filler_of_two_tokens_pads_documents_and_passages_exactly(tmp_path: Path, bible_text: str) -> None:
     """RULER QA's and MLNeedle's pads repeat " ." after a blank line. To a byte-level BPE trained on prose that is
     two tokens ("Ġ" and "."), so the repeats reach only every other count: the pad then leaves out its first
@@ -292,6 +325,8 @@ def test_a_filler_of_two_tokens_pads_documents_and_passages_exactly(tmp_path: Pa
         for _, item in rows:
             context = context_of(item)
             assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
+        # the pads that reach an odd count leave out their first space
+        assert any("\n\n. ." in context_of(item) for _, item in rows), name
 
 
 def test_needles_that_count_otherwise_after_text_still_fit(tmp_path: Path, bible_text: str) -> None:

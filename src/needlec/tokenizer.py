@@ -286,6 +286,7 @@ class HFTokenizer(Tokenizer):
             raise TokenizerError(f"cannot load tokenizer {file}: {exc}") from None
         self._tok.no_truncation()
         self._tok.no_padding()
+        self._joins: bool | None = None
         self.name = name
         self.vocab_sha256 = hashlib.sha256(data).hexdigest()
         if chat_template and folder is not None:
@@ -302,14 +303,26 @@ class HFTokenizer(Tokenizer):
         if not words:
             return None
         if all(w == words[0] for w in words):
-            # no pre-tokenizer (or one that never splits): the whole text is one piece, in which merges may
-            # cross any point, so no point is a cut the text is known to count apart at, whatever a few
-            # encodings of the haystack showed (a BPE without one merges ". The " in one place and not in
-            # another); the placement then counts by encoding whole texts
-            return np.zeros(1, dtype=np.int64)
+            # no pre-tokenizer (or one that never splits): the whole text is one piece. Where some token holds
+            # a space after its first character, merges may cross any point, so no point is a cut the text is
+            # known to count apart at, whatever a few encodings of the haystack showed (a BPE trained without
+            # one merges ". The " in one place and not in another): the placement then counts whole texts.
+            # Where no token does (SentencePiece models as Llama 2's and Mistral's files have them: a space,
+            # written "▁", only ever begins a token), every space begins a token in any text: those points.
+            if self._joins_words():
+                return np.zeros(1, dtype=np.int64)
+            spaces = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == ord(" "))
+            return np.union1d(np.zeros(1, dtype=np.int64), spaces.astype(np.int64))
         offsets = encoding.offsets  # built anew by every attribute read: read once
         starts = [offsets[i][0] for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
         return np.asarray(starts, dtype=np.int64)
+
+    def _joins_words(self) -> bool:
+        """Whether a token of the vocabulary holds a space (or the "▁" or "Ġ" standing for one) after its first
+        character, so that a token may reach across a space."""
+        if self._joins is None:
+            self._joins = any(" " in t[1:] or "▁" in t[1:] or "Ġ" in t[1:] for t in self._tok.get_vocab())
+        return self._joins
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)

@@ -26,7 +26,7 @@ from needlec.dataset.item import (
     Option,
     Scoring,
 )
-from needlec.errors import ContractError
+from needlec.errors import ContractError, NeedlecError
 from needlec.kinds.base import Draw, NeedleKind
 from needlec.placement.layouts import Request, layout_for, layout_name
 from needlec.placement.view import HaystackView
@@ -225,7 +225,7 @@ def build_drawn(
             raise
         try:
             return build_drawn(benchmark, config, key, view, kind, took)
-        except _NotFitted:
+        except (_NotFitted, NeedlecError):  # no fitted draw, or it fails too: the first failure is the one to fix
             pass
         raise
     placement = laid.placement

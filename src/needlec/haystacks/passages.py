@@ -116,7 +116,8 @@ class PassageBuilder(StrictModel):
         " .",
         min_length=1,
         description="Declared padding: after the last whole passage, a blank line and this text repeated "
-        "until the item has exactly its token length (whole passages rarely add up exactly). Items record "
+        "until the item has exactly its token length (whole passages rarely add up exactly; where a repeat "
+        "is two tokens, the first may leave out its leading space to reach an odd count). Items record "
         "the filler's token count in `structure.passages.filler_tokens`.",
     )
     rank: PassageRank | None = Field(

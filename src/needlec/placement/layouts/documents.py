@@ -31,7 +31,7 @@ from needlec.haystacks.index import HaystackIndex
 from needlec.placement.engine import Counter, Insert, InsertColumns, Placement
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
 from needlec.placement.layouts.chunks import chunking_of, place_chunks
-from needlec.placement.layouts.passages import PassageTable, pad_to
+from needlec.placement.layouts.passages import PassageTable, pad_to, steps_first
 from needlec.placement.layouts.slots import (
     DOCUMENT_JOINER,
     DocumentLayout,
@@ -352,6 +352,9 @@ class DocumentsLayout:
     """Numbered whole documents, the draw's needles as the gold documents (the first at the grid depth's slot)."""
 
     def place(self, view: HaystackView, request: Request) -> Placed:
+        return steps_first(lambda: self._place(view, request))
+
+    def _place(self, view: HaystackView, request: Request) -> Placed:
         if request.targets < len(request.needles) or not request.needles:
             raise ContractError(
                 "a `ruler_documents` haystack takes one or more gold documents and no distractor sentences"

@@ -20,12 +20,13 @@ counted as the sum of its labelled passages (memoised), and every cut those sums
 from __future__ import annotations
 
 import bisect
+import contextvars
 import hashlib
 import operator
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
@@ -337,7 +338,27 @@ def pad_to(nonempty: bool, filler: str, target: int, measure: Callable[[str], in
         if got == target:
             return pad
         n += target - got
-    return _bisect_repeats(joiner, filler, target, measure)
+    return _bisect_repeats(joiner, filler, target, measure) if _BISECT.get() else None
+
+
+_BISECT: contextvars.ContextVar[bool] = contextvars.ContextVar("needlec_pad_bisect", default=True)
+"""Whether `pad_to` may bisect where its steps cycle (`steps_first` turns it off for a first try)."""
+
+_T = TypeVar("_T")
+
+
+def steps_first(build: Callable[[], _T]) -> _T:
+    """`build()` (a layout's placement) with pads found by `pad_to`'s steps alone, as before it could bisect,
+    its own fallbacks (fewer passages or documents) included; only where all that fails, `build()` again with
+    bisection. So an item that compiled without bisection keeps its bytes."""
+    first = _BISECT.set(False)
+    try:
+        return build()
+    except ContractError:
+        pass
+    finally:
+        _BISECT.reset(first)
+    return build()
 
 
 def _bisect_repeats(joiner: str, filler: str, target: int, measure: Callable[[str], int]) -> str | None:
@@ -861,6 +882,9 @@ class PassagesLayout:
     """Whole passages with the needle passage at the passage index of the grid depth (one needle at most)."""
 
     def place(self, view: HaystackView, request: Request) -> Placed:
+        return steps_first(lambda: self._place(view, request))
+
+    def _place(self, view: HaystackView, request: Request) -> Placed:
         if len(request.needles) > 1 or request.targets < len(request.needles):
             raise ContractError("a `passages` haystack takes at most one needle and no distractor sentences")
         if view.passages is None:
