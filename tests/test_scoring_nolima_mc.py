@@ -73,34 +73,3 @@ def test_mc_scores_one_option_only(mc: Path, tmp_path: Path) -> None:
     summary = json.loads((report / "summary.json").read_text(encoding="utf-8"))
     right = len(range(0, len(items), 4))
     assert summary["configs"]["mc"]["mean"] == pytest.approx(100 * right / len(items), abs=1e-4)
-
-
-def test_options_listed_by_name_never_count_letters(tmp_path: Path) -> None:
-    """A spec of our own that asks for `choice` without saying `letters: false`: the question lists the options by
-    name only, so the items record letters off, and a response of a bare letter picks nothing."""
-    spec = tmp_path / "mc.yaml"
-    spec.write_text(
-        f"extends: {SPECS / 'nolima.yaml'}\nname: mc-own\nneedle: {{choices: 3}}\nscoring: {{metric: choice}}\n"
-        "variants: null\noverlap_budgets: []\n",  # (the options name the character the needle names)
-        encoding="utf-8",
-    )
-    out = tmp_path / "ds"
-    select = ["length=250", "depth=0", "haystack=h0", "repeat=0"]
-    args = [a for s in select for a in ("--select", s)]
-    done = subprocess.run([NEEDLEC, "compile", str(spec), "-o", str(out), "-q", *args], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    items = _items(out)
-    assert items
-    for item in items:
-        assert len(item["options"]) == 3 and item["scoring"]["letters"] is False
-    (tmp_path / "r.jsonl").write_text(
-        "".join(json.dumps({"id": it["id"], "response": it["answer_letter"]}) + "\n" for it in items)
-    )
-    done = subprocess.run(
-        [NEEDLEC, "score", str(out), str(tmp_path / "r.jsonl"), "-o", str(tmp_path / "rep"), "--no-plots"],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
-    scores = [json.loads(line)["score"] for line in (tmp_path / "rep" / "scores.jsonl").read_text().splitlines()]
-    assert scores and set(scores) == {0.0}

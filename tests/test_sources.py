@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from needlec.errors import SourceError
 from needlec.haystacks.sources import SourceContext, SourceText
@@ -86,10 +87,14 @@ def test_files_non_utf8_names_the_file(tmp_path: Path) -> None:
     assert source.documents[0].text == "café crème"
 
 
-def test_files_unknown_encoding_is_a_source_error(tmp_path: Path) -> None:
+def test_files_unknown_encoding_is_refused_when_the_spec_is_read(tmp_path: Path) -> None:
+    """An encoding Python does not know, or a codec that is not a text encoding, is a spec error (validate
+    reports it), not a failure of the first file read at compile time."""
     (tmp_path / "a.txt").write_text("x", encoding="utf-8")
-    with pytest.raises(SourceError, match="unknown text encoding"):
-        load_from(tmp_path, "a.txt", encoding="no-such-codec")
+    for codec in ("no-such-codec", "rot13", "base64"):
+        with pytest.raises(ValidationError, match="unknown text encoding"):
+            load_from(tmp_path, "a.txt", encoding=codec)
+    assert load_from(tmp_path, "a.txt", encoding="latin-1").documents[0].text == "x"
 
 
 def test_files_bad_jsonl_line_gives_file_and_line(tmp_path: Path) -> None:

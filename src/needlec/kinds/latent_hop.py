@@ -300,8 +300,6 @@ class LatentHopKind(NeedleKindBase):
             forbidden=(char, w_q),
             options=lettered,
             answer_letter=next((letter for letter, name in lettered if name == char), None),
-            # the question lists the options by name only: a letter in a response names none of them
-            scoring={"letters": False} if lettered else {},
         )
 
 

@@ -170,7 +170,7 @@ def read_responses(path: str | Path) -> Iterator[Response]:
         except json.JSONDecodeError as exc:
             raise NeedlecError(f"{p}:{exc.lineno}:{exc.colno}: not JSON ({exc.msg})") from None
         except UnicodeDecodeError as exc:
-            raise NeedlecError(f"{p}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None
+            raise NeedlecError(f"{p}: not valid UTF-8 at byte {exc.start + 1} ({exc.reason})") from None
         if isinstance(log, dict) and "samples" in log:
             yield from _inspect_samples(log.get("samples") or [], str(p))
             return

@@ -68,9 +68,11 @@ class FilesSource(SourceSpec):
 def known_encoding(encoding: str) -> str:
     """`encoding` where Python knows it (checked when the spec is validated, not when a file is first read)."""
     try:
-        codecs.lookup(encoding)
+        text = getattr(codecs.lookup(encoding), "_is_text_encoding", True)  # not base64, rot13, ...
     except LookupError:
-        raise ValueError(f"unknown text encoding {encoding!r}; e.g. utf-8, utf-16, latin-1, cp1252") from None
+        text = False
+    if not text:
+        raise ValueError(f"unknown text encoding {encoding!r}; e.g. utf-8, utf-16, latin-1, cp1252")
     return encoding
 
 
