@@ -87,6 +87,10 @@ def test_card_metadata_meets_the_hub_rules(small_niah: Path, release: Path) -> N
     configs = {c["config_name"]: c for c in meta["configs"]}
     assert set(configs) == set(manifest["configs"])
     assert sum(1 for c in meta["configs"] if c.get("default")) == 1
+    # the configs in the compiled card's order (the spec's: single, multi, passkey), so the default stays its
+    compiled, _ = split_front_matter((small_niah / "README.md").read_text(encoding="utf-8"))
+    assert [c["config_name"] for c in meta["configs"]] == [c["config_name"] for c in compiled["configs"]]
+    assert meta["configs"][0]["config_name"] == "single" and meta["configs"][0].get("default")
     for name, info in manifest["configs"].items():
         assert configs[name]["data_files"] == [{"split": f["split"], "path": f["path"]} for f in info["files"]]
     assert card_problems(meta) == []

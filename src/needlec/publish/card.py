@@ -37,9 +37,14 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return meta, text[match.end() :]
 
 
-def config_entries(manifest: dict[str, Any]) -> list[dict[str, Any]]:
-    """The card's `configs` list for a manifest (the same entries a compile writes)."""
-    return card_configs(manifest["configs"])
+def config_entries(manifest: dict[str, Any], order: list[str] | None = None) -> list[dict[str, Any]]:
+    """The card's `configs` list for a manifest (the same entries a compile writes), the configs in `order`
+    (the compiled card's: the spec's, whose first is the default) where given; the manifest's keys are sorted."""
+    configs = manifest["configs"]
+    if order:
+        names = [n for n in order if n in configs] + [n for n in configs if n not in order]
+        configs = {name: configs[name] for name in names}
+    return card_configs(configs)
 
 
 def card_problems(meta: dict[str, Any]) -> list[str]:
@@ -78,7 +83,8 @@ def release_card(readme: str, manifest: dict[str, Any]) -> str:
     meta, body = split_front_matter(readme)
     rows = sum(f["rows"] for c in manifest["configs"].values() for f in c["files"])
     meta["size_categories"] = [size_category(rows)]
-    meta["configs"] = config_entries(manifest)
+    shown = [str(c.get("config_name")) for c in meta.get("configs") or [] if isinstance(c, dict)]
+    meta["configs"] = config_entries(manifest, shown)  # the compiled card's order, so its default stays
     problems = card_problems(meta)
     if problems:
         raise OutputError("the dataset card does not meet the Hub's rules:", [Problem(p) for p in problems])
