@@ -36,6 +36,10 @@ def test_dry_run_counts_without_writing(tmp_path: Path) -> None:
     # 5 x 22 x 255,000 + 30 x 15 x 64,500 = 28,050,000 + 29,025,000 = 57,075,000 tokens.
     assert re.search(r"^1330 items, 57,075,000 context tokens, about [\d.,]+ MB", result.stdout)
     assert not (tmp_path / "out").exists()
+    # the ceilings a user sets hold for a dry run as for the compile it sizes
+    for limit in (["--max-items", "10"], ["--max-bytes", "1000"]):
+        result = run("compile", str(SPECS / "niah.yaml"), "--dry-run", *limit)
+        assert result.returncode == 2 and "the limit you set" in result.stderr, result.stderr
 
 
 def test_compile_then_inspect(tmp_path: Path) -> None:

@@ -512,7 +512,8 @@ def compile_spec(
     options = replace(options, select=_check_select(plan, options.select))
     size = plan_size(plan, options.select)
     check_not_empty(size.items)
-    if options.dry_run:
+    if options.dry_run:  # the ceilings the user set apply to a dry run too (the disk only to a real compile)
+        check_size(size, options.max_items, options.max_bytes)
         return CompileResult(None, size.items, size.tokens, size.bytes, None)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR)")
