@@ -27,8 +27,8 @@ RUNNERS: dict[str, Writer] = {
 __all__ = ["RUNNERS", "export", "flat_prompt"]
 
 
-EXPORT_OPTIONS = {"model", "max_tokens", "no_answer_prefix"}
-"""What `export`'s `options` may hold (the CLI's --model, --max-tokens and --no-answer-prefix)."""
+EXPORT_OPTIONS = {"model", "max_tokens", "no_answer_prefix", "task_name"}
+"""What `export`'s `options` may hold (the CLI's --model, --max-tokens and --no-answer-prefix; lm-eval's group name)."""
 
 
 def export(
