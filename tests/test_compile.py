@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import SPECS
@@ -233,6 +234,30 @@ def test_interrupted_compile_leaves_no_output_and_keeps_finished_shards(tmp_path
     assert len(list(store.glob("*.json"))) >= 3
 
 
+def compile_with_tokenizer(
+    tmp_path: Path, tok: Any, base: str, select: dict[str, set[str]], extra: str = ""
+) -> list[dict[str, Any]]:
+    """Save `tok` (a `tokenizers.Tokenizer` trained in a test), compile the shipped spec `base` with it alone
+    (`extra`: more YAML for the spec) and return the items, each checked exact by encoding it again: its
+    context's tokens, and every needle's token offset."""
+    tok.save(str(tmp_path / "tok.json"))
+    spec = tmp_path / f"{base}-hf.yaml"
+    spec.write_text(
+        f"extends: {SPECS / (base + '.yaml')}\ntokenizers: [{{type: hf, path: tok.json, name: own}}]\n{extra}",
+        encoding="utf-8",
+    )
+    out = tmp_path / f"{base}-out"
+    compile_spec(spec, out, CompileOptions(progress=False, select=select))
+    rows = [item for _, item in items(out)]
+    for item in rows:
+        context = context_of(item)
+        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
+        for needle in item["needles"]:
+            before = context[: needle["char_offset"]]
+            assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]
+    return rows
+
+
 @pytest.mark.parametrize("splitting", ["none", "byte_level_without_regex"])
 def test_hf_tokenizer_whose_merges_cross_every_point(tmp_path: Path, bible_text: str, splitting: str) -> None:
     """A BPE with no pre-tokenizer (or a byte-level one that does not split) can merge across any point:
@@ -246,23 +271,9 @@ def test_hf_tokenizer_whose_merges_cross_every_point(tmp_path: Path, bible_text:
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     chunks = [bible_text[i : i + 2000] for i in range(0, 400_000, 2000)]
     tok.train_from_iterator(chunks, trainers.BpeTrainer(vocab_size=2000, show_progress=False))
-    tok.save(str(tmp_path / "tok.json"))
-    spec = tmp_path / "hf.yaml"
-    spec.write_text(
-        f"extends: {SPECS / 'niah.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: merging}}]\n"
-        "grid:\n  lengths: [1000, 2000]\n  depths: {count: 11}\n",
-        encoding="utf-8",
-    )
-    out = tmp_path / "out"
-    compile_spec(spec, out, CompileOptions(progress=False, select={"config": {"multi"}}))
-    rows = list(items(out))
-    assert len(rows) == 22
-    for _, item in rows:
-        context = context_of(item)
-        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_length"]
-        for needle in item["needles"]:
-            before = context[: needle["char_offset"]]
-            assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]
+    grid = "grid:\n  lengths: [1000, 2000]\n  depths: {count: 11}\n"
+    rows = compile_with_tokenizer(tmp_path, tok, "niah", {"config": {"multi"}}, grid)
+    assert len(rows) == 22 and all(item["context_tokens"] == item["context_length"] for item in rows)
 
 
 def test_a_sentencepiece_model_whose_spaces_only_begin_tokens_keeps_its_cuts(tmp_path: Path, bible_text: str) -> None:
@@ -277,25 +288,12 @@ def test_a_sentencepiece_model_whose_spaces_only_begin_tokens_keeps_its_cuts(tmp
     tok.pre_tokenizer = pre_tokenizers.Metaspace(split=True)  # trained on words, then run as one piece
     tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=2000, show_progress=False))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(split=False)
-    tok.save(str(tmp_path / "tok.json"))
+    tok.save(str(tmp_path / "sp.json"))
     text = "In the beginning God created the heavens"
-    assert list(HFTokenizer(tmp_path / "tok.json", "sp").pretoken_starts(text)) == [0, 2, 6, 16, 20, 28, 32]
-    spec = tmp_path / "hf.yaml"
-    spec.write_text(
-        f"extends: {SPECS / 'niah.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: sp}}]\n"
-        "grid:\n  lengths: [1000, 4000]\n  depths: {count: 11}\n",
-        encoding="utf-8",
-    )
-    out = tmp_path / "out"
-    compile_spec(spec, out, CompileOptions(progress=False, select={"config": {"multi"}}))
-    rows = list(items(out))
-    assert len(rows) == 22
-    for _, item in rows:
-        context = context_of(item)
-        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_length"]
-        for needle in item["needles"]:
-            before = context[: needle["char_offset"]]
-            assert len(tok.encode(before, add_special_tokens=False).ids) == needle["token_offset"]
+    assert list(HFTokenizer(tmp_path / "sp.json", "sp").pretoken_starts(text)) == [0, 2, 6, 16, 20, 28, 32]
+    grid = "grid:\n  lengths: [1000, 4000]\n  depths: {count: 11}\n"
+    rows = compile_with_tokenizer(tmp_path, tok, "niah", {"config": {"multi"}}, grid)
+    assert len(rows) == 22 and all(item["context_tokens"] == item["context_length"] for item in rows)
 
 
 def test_a_filler_of_two_tokens_pads_documents_and_passages_exactly(tmp_path: Path, bible_text: str) -> None:
@@ -307,26 +305,15 @@ def test_a_filler_of_two_tokens_pads_documents_and_passages_exactly(tmp_path: Pa
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=800, show_progress=False))
-    tok.save(str(tmp_path / "tok.json"))
     assert len(tok.encode(" .", add_special_tokens=False).ids) == 2
     for name, select in (
         ("ruler", {"config": {"qa_1", "qa_2"}, "length": {"4096"}, "repeat": {"0-3"}}),
         ("mlneedle-pilot", {"length": {"1000"}, "repeat": {"0"}}),
     ):
-        spec = tmp_path / f"{name}.yaml"
-        spec.write_text(
-            f"extends: {SPECS / (name + '.yaml')}\ntokenizers: [{{type: hf, path: tok.json, name: two}}]\n",
-            encoding="utf-8",
-        )
-        out = tmp_path / name
-        compile_spec(spec, out, CompileOptions(progress=False, select=select))
-        rows = list(items(out))
+        rows = compile_with_tokenizer(tmp_path, tok, name, select)
         assert rows
-        for _, item in rows:
-            context = context_of(item)
-            assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
         # the pads that reach an odd count leave out their first space
-        assert any("\n\n. ." in context_of(item) for _, item in rows), name
+        assert any("\n\n. ." in context_of(item) for item in rows), name
 
 
 def test_needles_that_count_otherwise_after_text_still_fit(tmp_path: Path, bible_text: str) -> None:
@@ -340,25 +327,8 @@ def test_needles_that_count_otherwise_after_text_still_fit(tmp_path: Path, bible
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     trainer = trainers.UnigramTrainer(vocab_size=2000, show_progress=False, unk_token="<unk>", special_tokens=["<unk>"])
     tok.train_from_iterator([bible_text[:300_000]], trainer)
-    tok.save(str(tmp_path / "tok.json"))
-    spec = tmp_path / "ruler.yaml"
-    spec.write_text(
-        f"extends: {SPECS / 'ruler.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: uni}}]\n", encoding="utf-8"
-    )
-    out = tmp_path / "out"
-    compile_spec(
-        spec, out, CompileOptions(progress=False, select={"config": {"cwe"}, "length": {"4096"}, "repeat": {"0-7"}})
-    )
-    rows = list(items(out))
-    assert len(rows) == 8
-    for _, item in rows:
-        context = context_of(item)
-        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
-        assert len(item["needles"]) == 300
-
-
-def zipf_noise(item: dict) -> str:
-    return str(item["structure"]["noise_token"])
+    rows = compile_with_tokenizer(tmp_path, tok, "ruler", {"config": {"cwe"}, "length": {"4096"}, "repeat": {"0-7"}})
+    assert len(rows) == 8 and all(len(item["needles"]) == 300 for item in rows)
 
 
 def test_fwe_sizes_its_stream_by_the_items_tokenizer(tmp_path: Path, bible_text: str) -> None:
@@ -371,22 +341,12 @@ def test_fwe_sizes_its_stream_by_the_items_tokenizer(tmp_path: Path, bible_text:
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=800, show_progress=False))
-    tok.save(str(tmp_path / "tok.json"))
-    spec = tmp_path / "ruler.yaml"
-    spec.write_text(
-        f"extends: {SPECS / 'ruler.yaml'}\ntokenizers: [{{type: hf, path: tok.json, name: small}}]\n", encoding="utf-8"
-    )
-    out = tmp_path / "out"
-    select = {"config": {"fwe"}, "length": {"4096"}, "repeat": {"0-2"}}
-    compile_spec(spec, out, CompileOptions(progress=False, select=select))
-    rows = list(items(out))
+    rows = compile_with_tokenizer(tmp_path, tok, "ruler", {"config": {"fwe"}, "length": {"4096"}, "repeat": {"0-2"}})
     assert len(rows) == 3
-    for _, item in rows:
-        context = context_of(item)
-        assert len(tok.encode(context, add_special_tokens=False).ids) == item["context_tokens"]
-        zipf = item["structure"]["zipf"]
-        assert zipf["line_tokens"] > 2.4
-        lines = collections.Counter(line for line in context.split("\n") if line and line != zipf_noise(item))
+    for item in rows:
+        assert item["structure"]["zipf"]["line_tokens"] > 2.4
+        noise = str(item["structure"]["noise_token"])
+        lines = collections.Counter(line for line in context_of(item).split("\n") if line and line != noise)
         assert [[word] for word, _ in lines.most_common(3)] == item["answers"]
 
 

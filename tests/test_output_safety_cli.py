@@ -55,10 +55,11 @@ def _user_tree(root: Path) -> Path:
     return bench
 
 
-def _compile(spec: str, out: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+def _compile_args(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    """`needlec compile ARGS -q` in a fresh process, run from `cwd` with `home` as the home folder."""
     env = {**os.environ, "HOME": str(home), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "needlec.cli", "compile", spec, "-o", out, "-q"],
+        [sys.executable, "-m", "needlec.cli", "compile", *args, "-q"],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -66,6 +67,10 @@ def _compile(spec: str, out: str, cwd: Path, home: Path) -> subprocess.Completed
         timeout=300,
         check=False,
     )
+
+
+def _compile(spec: str, out: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    return _compile_args([spec, "-o", out], cwd, home)
 
 
 def _assert_refused(result: subprocess.CompletedProcess[str], words: str) -> None:
@@ -138,19 +143,6 @@ def _small_spec(bench: Path, haystack: str) -> Path:
         encoding="utf-8",
     )
     return spec
-
-
-def _compile_args(args: list[str], cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HOME": str(home), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "needlec.cli", "compile", *args, "-q"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def test_a_dataset_folder_holding_the_users_files_is_not_replaced(tmp_path: Path) -> None:
