@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, SPECS
 
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
@@ -148,3 +149,19 @@ def test_readme_spec_example_compiles(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     rows = [json.loads(line) for line in (tmp_path / "out/data/default/cl100k_base.jsonl").open()]
     assert len(rows) == 10 and rows[0]["answers"] == [["blue flowerpot"]]
+
+
+def test_a_broken_pipe_that_is_not_standard_outputs_is_a_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only a reader of standard output that stopped reading ends a command quietly; a broken pipe elsewhere (a
+    worker's, a server's) is reported as what it is, with its traceback."""
+    import needlec.cli as cli
+
+    def broken(args: object) -> int:
+        raise BrokenPipeError(32, "a worker's pipe")
+
+    monkeypatch.setattr(cli, "cmd_schema", broken)
+    assert cli.main(["schema"]) == cli.BUG_EXIT
+    err = capsys.readouterr().err
+    assert "BrokenPipeError" in err and "a worker's pipe" in err

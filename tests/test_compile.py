@@ -277,9 +277,10 @@ def test_hf_tokenizer_whose_merges_cross_every_point(tmp_path: Path, bible_text:
 
 
 def test_a_sentencepiece_model_whose_spaces_only_begin_tokens_keeps_its_cuts(tmp_path: Path, bible_text: str) -> None:
-    """Llama 2's and Mistral's tokenizer files have no splitting pre-tokenizer either, but no token of theirs
-    holds a space ("▁") after its first character: a space begins a token in any text, so the points before
-    spaces stay cuts (counting stays local, not whole-text) and items are exact."""
+    """A SentencePiece model trained on words and run as one piece (as Llama 2's and Mistral's files are) has no
+    splitting pre-tokenizer either, but no token of it holds a space ("▁") after its first character: a space
+    begins a token in any text, so the points before spaces stay cuts (counting stays local, not whole-text)
+    and items are exact. Runs of spaces as tokens of their own ("▁▁") do not change that."""
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     from needlec.tokenizer import HFTokenizer
@@ -288,6 +289,7 @@ def test_a_sentencepiece_model_whose_spaces_only_begin_tokens_keeps_its_cuts(tmp
     tok.pre_tokenizer = pre_tokenizers.Metaspace(split=True)  # trained on words, then run as one piece
     tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=2000, show_progress=False))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(split=False)
+    tok.add_tokens(["▁▁", "▁▁▁▁"])  # runs of spaces of their own, as Llama 2's vocabulary has
     tok.save(str(tmp_path / "sp.json"))
     text = "In the beginning God created the heavens"
     assert list(HFTokenizer(tmp_path / "sp.json", "sp").pretoken_starts(text)) == [0, 2, 6, 16, 20, 28, 32]

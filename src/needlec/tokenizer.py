@@ -307,21 +307,25 @@ class HFTokenizer(Tokenizer):
             # a space after its first character, merges may cross any point, so no point is a cut the text is
             # known to count apart at, whatever a few encodings of the haystack showed (a BPE trained without
             # one merges ". The " in one place and not in another): the placement then counts whole texts.
-            # Where no token does (SentencePiece models as Llama 2's and Mistral's files have them: a space,
-            # written "▁", only ever begins a token), every space begins a token in any text: those points.
+            # Where no token does but runs of spaces of their own ("▁▁": SentencePiece models trained with
+            # whitespace splitting, as Llama 2's and Mistral's files are), a space after a non-space begins
+            # a token in any text: those points.
             if self._joins_words():
                 return np.zeros(1, dtype=np.int64)
-            spaces = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == ord(" "))
-            return np.union1d(np.zeros(1, dtype=np.int64), spaces.astype(np.int64))
+            chars = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+            space = chars == ord(" ")
+            first = np.flatnonzero(space[1:] & ~space[:-1]) + 1  # a space with no space before it
+            return np.union1d(np.zeros(1, dtype=np.int64), first.astype(np.int64))
         offsets = encoding.offsets  # built anew by every attribute read: read once
         starts = [offsets[i][0] for i, w in enumerate(words) if i == 0 or w != words[i - 1]]
         return np.asarray(starts, dtype=np.int64)
 
     def _joins_words(self) -> bool:
         """Whether a token of the vocabulary holds a space (or the "▁" or "Ġ" standing for one) after its first
-        character, so that a token may reach across a space."""
+        character, so that a token may reach across a space into a word (a run of spaces alone does not)."""
         if self._joins is None:
-            self._joins = any(" " in t[1:] or "▁" in t[1:] or "Ġ" in t[1:] for t in self._tok.get_vocab())
+            spaces = " ▁Ġ"
+            self._joins = any(any(c in spaces for c in t[1:]) and t.strip(spaces) for t in self._tok.get_vocab())
         return self._joins
 
     def count(self, text: str) -> int:

@@ -220,7 +220,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.output:
         from needlec.util.atomic import write_file_atomic
 
-        out = Path(args.output)
+        out = Path(args.output).resolve()  # (a link to a schema: the schema it names is the one replaced)
         _check_schema_target(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         write_file_atomic(out, text.encode("utf-8"))
@@ -508,7 +508,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; no output was written", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # the reader stopped reading (`needlec corpora | head -1`): end quietly, as tools do
+    except BrokenPipeError:
+        if not _stdout_closed():
+            return _bug()  # another pipe (a worker's, a server's) broke: that is no reader leaving
+        # the reader of standard output stopped reading (`needlec corpora | head -1`): end quietly, as tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
         return 141
@@ -519,8 +522,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: out of memory; lower the spec's limits or select fewer items", file=sys.stderr)
         return 2
     except Exception:  # a real bug: show everything needed to fix it, with secrets masked
-        import traceback
+        return _bug()
 
-        print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
-        print(REPORT_LINE, file=sys.stderr)
-        return BUG_EXIT
+
+def _bug() -> int:
+    """Print the exception being handled as a bug report (secrets masked); the bug exit code."""
+    import traceback
+
+    from needlec.util.redact import redact
+
+    print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
+    print(REPORT_LINE, file=sys.stderr)
+    return BUG_EXIT
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output's reader has gone: writing what is buffered there fails with a broken pipe."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    except (OSError, ValueError):
+        return False
+    try:  # nothing buffered: a pipe whose reader has gone reports an error condition to poll
+        import select
+
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False

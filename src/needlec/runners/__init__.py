@@ -55,9 +55,9 @@ def export(
             f"unknown export option(s) {', '.join(unknown)}; the options are {', '.join(sorted(EXPORT_OPTIONS))}"
         )
     budget = options.get("max_tokens")
-    if budget is not None and (not isinstance(budget, int) or budget < 1):
+    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
         raise OutputError(f"--max-tokens must be a positive number of tokens; got {budget!r}")
-    configs = [config] if isinstance(config, str) else list(config)  # one name, not its letters
+    configs = [config] if isinstance(config, str) else list(config or ())  # one name, not its letters
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise OutputError(f"{target}: exists and is not empty; choose a new folder")

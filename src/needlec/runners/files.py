@@ -50,12 +50,13 @@ def write_openai_batch(items: list[dict[str, Any]], out: Path, options: dict[str
     The chat completions API cannot continue a prefilled answer, so items with an `answer_prefix` are refused
     unless `no_answer_prefix` says to send them without it (they then ask what the same items without a
     prefill ask)."""
-    prefixed = [it["id"] for it in items if it.get("answer_prefix")]
+    prefixed = [it for it in items if it.get("answer_prefix")]
     if prefixed and not options.get("no_answer_prefix"):
+        configs = ", ".join(dict.fromkeys(str(it.get("config")) for it in prefixed))
         raise OutputError(
-            f"{len(prefixed)} item(s) start their answer with a prefill (`answer_prefix`, e.g. {prefixed[0]}), "
+            f"{len(prefixed)} item(s) of config(s) {configs} start their answer with a prefill (`answer_prefix`), "
             "which the chat completions API cannot continue. Pass --no-answer-prefix to send them without it, "
-            "or export --to prompts, lm-eval or inspect, which keep it."
+            "--config to export the other configs only, or export --to prompts, lm-eval or inspect, which keep it."
         )
     model = options.get("model") or "MODEL"
     rows = [

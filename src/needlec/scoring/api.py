@@ -137,7 +137,7 @@ def score(
     effective-length rule, the baseline); by default they are read from the dataset's manifest,
     which records the spec's `reports:` per config.
     """
-    config = [config] if isinstance(config, str) else list(config)  # one name, not its letters
+    config = [config] if isinstance(config, str) else list(config or ())  # one name, not its letters
     every = list(iter_items(dataset))
     items = [
         it
