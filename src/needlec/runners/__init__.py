@@ -44,7 +44,7 @@ def export(
 
     `out` must not exist or be empty, so nothing of the user's is replaced.
     """
-    from needlec.scoring.dataset import iter_items
+    from needlec.scoring.dataset import select_items
 
     if to not in RUNNERS:
         raise OutputError(f"unknown runner {to!r}; choose one of {', '.join(sorted(RUNNERS))}")
@@ -57,24 +57,9 @@ def export(
     budget = options.get("max_tokens")
     if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
         raise OutputError(f"--max-tokens must be a positive number of tokens; got {budget!r}")
-    configs = [config] if isinstance(config, str) else list(config or ())  # one name, not its letters
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise OutputError(f"{target}: exists and is not empty; choose a new folder")
-    every = list(iter_items(dataset))
-    held = {str(it.get("config")) for it in every}
-    absent = [c for c in configs if c not in held]
-    if absent:
-        raise OutputError(f"{dataset} has no config {', '.join(map(repr, absent))}; it has {', '.join(sorted(held))}")
-    tokenizers = {str(it.get("tokenizer")) for it in every}
-    if tokenizer is not None and tokenizer not in tokenizers:
-        raise OutputError(f"{dataset} has no tokenizer {tokenizer!r}; it has {', '.join(sorted(tokenizers))}")
-    chosen = [
-        it
-        for it in every
-        if (tokenizer is None or it.get("tokenizer") == tokenizer) and (not configs or it.get("config") in configs)
-    ]
-    if not chosen:
-        raise OutputError(f"{dataset}: no items of config {', '.join(configs)} with tokenizer {tokenizer}")
+    chosen = select_items(dataset, tokenizer, config)
     with atomic_directory(target) as tmp:
         return RUNNERS[to](chosen, tmp, options)

@@ -16,7 +16,7 @@ from needlec.errors import NeedlecError
 from needlec.registry import METRICS
 from needlec.scoring import metrics as _metrics  # noqa: F401  (registers the built-in metrics)
 from needlec.scoring.aggregates import Scored
-from needlec.scoring.dataset import iter_items
+from needlec.scoring.dataset import select_items
 from needlec.scoring.families.base import Table
 from needlec.scoring.responses import Response, read_responses
 from needlec.scoring.summary import build_summary, family_reports
@@ -100,24 +100,6 @@ def _first(ids: Iterable[str]) -> str:
     return head + (f" (and {len(ids) - SHOW} more)" if len(ids) > SHOW else "")
 
 
-def _nothing_selected(dataset: str | Path, tokenizer: str | None, config: Sequence[str]) -> str:
-    """Why no item of the dataset is expected: a --tokenizer or --config it does not hold, or no items at all."""
-    every = list(iter_items(dataset))
-    if not every:
-        return f"{dataset} holds no items"
-    tokenizers = sorted({str(it.get("tokenizer")) for it in every})
-    configs = sorted({str(it.get("config")) for it in every})
-    wrong = []
-    if tokenizer is not None and tokenizer not in tokenizers:
-        wrong.append(f"no tokenizer {tokenizer!r} (it has {', '.join(tokenizers)})")
-    absent = [c for c in config if c not in configs]
-    if absent:
-        wrong.append(f"no config {', '.join(map(repr, absent))} (it has {_first(configs)})")
-    if not wrong:
-        return f"{dataset} has no items of config {', '.join(config)} with tokenizer {tokenizer}"
-    return f"{dataset} has " + " and ".join(wrong)
-
-
 def score(
     dataset: str | Path,
     responses: Sequence[str | Path] | Iterable[Response],
@@ -137,16 +119,7 @@ def score(
     effective-length rule, the baseline); by default they are read from the dataset's manifest,
     which records the spec's `reports:` per config.
     """
-    config = [config] if isinstance(config, str) else list(config or ())  # one name, not its letters
-    every = list(iter_items(dataset))
-    items = [
-        it
-        for it in every
-        if (tokenizer is None or it.get("tokenizer") == tokenizer) and (not config or it.get("config") in config)
-    ]
-    held = {str(it.get("config")) for it in every}
-    if not items or any(c not in held for c in config):
-        raise NeedlecError(_nothing_selected(dataset, tokenizer, config))
+    items = select_items(dataset, tokenizer, config)
     by_id: dict[str, list[str]] = defaultdict(list)
     source: Iterable[Response]
     if isinstance(responses, (str, Path)):  # one file

@@ -8,7 +8,7 @@ one scorer serves both.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,33 @@ def _files(path: Path) -> list[Path]:
     if not found:
         raise NeedlecError(f"{path}: no dataset files (.jsonl or .parquet under data/)")
     return found
+
+
+def select_items(path: str | Path, tokenizer: str | None, config: str | Sequence[str] | None) -> list[dict[str, Any]]:
+    """The items of `path` of `tokenizer` and of the configs `config` (one name, or several; None or empty:
+    all), read in one pass that keeps only those. A tokenizer or config the dataset does not have, or a
+    selection with no item, is an error (NeedlecError) that says what the dataset has."""
+    configs = [config] if isinstance(config, str) else list(config or ())  # one name, not its letters
+    tokenizers: set[str] = set()
+    held: set[str] = set()
+    chosen = []
+    for item in iter_items(path):
+        tokenizers.add(str(item.get("tokenizer")))
+        held.add(str(item.get("config")))
+        if (tokenizer is None or item.get("tokenizer") == tokenizer) and (not configs or item.get("config") in configs):
+            chosen.append(item)
+    wrong = []
+    if tokenizer is not None and tokenizer not in tokenizers:
+        wrong.append(f"no tokenizer {tokenizer!r} (it has {', '.join(sorted(tokenizers))})")
+    absent = [c for c in configs if c not in held]
+    if absent:
+        wrong.append(f"no config {', '.join(map(repr, absent))} (it has {', '.join(sorted(held))})")
+    if wrong:
+        raise NeedlecError(f"{path} has " + " and ".join(wrong))
+    if not chosen:
+        which = f" of config {', '.join(configs)}" if configs else ""
+        raise NeedlecError(f"{path} has no items{which}" + (f" with tokenizer {tokenizer}" if tokenizer else ""))
+    return chosen
 
 
 def iter_items(path: str | Path) -> Iterator[dict[str, Any]]:
