@@ -41,6 +41,10 @@ def test_dry_run_counts_without_writing(tmp_path: Path) -> None:
     for limit in (["--max-items", "10"], ["--max-bytes", "1000"]):
         result = run("compile", str(SPECS / "niah.yaml"), "--dry-run", *limit)
         assert result.returncode == 2 and "the limit you set" in result.stderr, result.stderr
+    # a slice's dry run says that it sized the whole compile, of which the slice builds about 1/N
+    result = run("compile", str(SPECS / "niah.yaml"), "--dry-run", "--shard", "2/4")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("1330 items") and "slice 2/4 builds one shard in 4" in result.stdout
 
 
 def test_compile_then_inspect(tmp_path: Path) -> None:

@@ -124,3 +124,45 @@ def test_load_items_names_a_missing_config_split_or_folder(passkey_dataset: Path
     (tmp_path / "empty").mkdir()
     with pytest.raises(NeedlecError, match="not a dataset folder"):
         needlec.load_items(tmp_path / "empty")
+
+
+def test_compile_takes_select_as_the_command_lines_strings(tmp_path: Path) -> None:
+    # the same selection as a mapping, as one --select string per key, and as one string
+    spec = ROOT / "specs" / "niah.yaml"
+    as_map = needlec.compile(spec, None, select={"config": "passkey", "length": [1000, 2000]}, dry_run=True)
+    as_list = needlec.compile(spec, None, select=["config=passkey", "length=1000,2000"], dry_run=True)
+    one = needlec.compile(spec, None, select="config=passkey", dry_run=True)
+    # passkey: 11 depths x 2 tokenizers per length; the one-string selection keeps every length
+    assert (as_map.items, as_list.items) == (44, 44)
+    assert one.items > 44
+    with pytest.raises(NeedlecError, match="KEY=V1,V2"):
+        needlec.compile(spec, None, select="passkey", dry_run=True)
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
+def test_compile_refuses_jobs_that_are_not_a_count_of_workers(jobs: object, tmp_path: Path) -> None:
+    with pytest.raises(NeedlecError, match="jobs must be a whole number"):
+        needlec.compile(ROOT / "specs" / "niah.yaml", tmp_path / "out", jobs=jobs, dry_run=True)  # type: ignore[arg-type]
+    assert not (tmp_path / "out").exists()
+
+
+def test_compile_takes_the_command_lines_ceilings_and_shard(tmp_path: Path) -> None:
+    spec = ROOT / "specs" / "niah.yaml"
+    select = {"config": "passkey", "length": 1000, "tokenizer": "cl100k_base"}
+    with pytest.raises(NeedlecError, match="--max-items"):
+        needlec.compile(spec, tmp_path / "out", select=select, max_items=10)
+    assert not (tmp_path / "out").exists()
+    # a slice holds shards, not a dataset: the two halves merge into the whole selection's 11 items
+    halves = [needlec.compile(spec, tmp_path / f"slice{i}", select=select, shard=(i, 2)) for i in (1, 2)]
+    assert all(h.manifest is None for h in halves)
+    from needlec.compile.pipeline import CompileOptions, merge_slices
+
+    merged = merge_slices([tmp_path / "slice1", tmp_path / "slice2"], tmp_path / "merged", spec, CompileOptions())
+    assert merged.items == 11
+    with pytest.raises(NeedlecError, match="--shard"):
+        needlec.compile(spec, tmp_path / "bad", select=select, shard="3/2")
+
+
+def test_write_report_names_what_it_takes() -> None:
+    with pytest.raises(TypeError, match="ScoreResult"):
+        needlec.write_report(None, "unused")  # type: ignore[arg-type]

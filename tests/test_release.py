@@ -122,6 +122,68 @@ def test_download_by_name_and_config(built: tuple[Path, list[str]], tmp_path: Pa
         download_entry("niah/double", tmp_path / "y", str(out))
 
 
+def test_a_one_config_copy_verifies_loads_and_is_not_published(
+    built: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import needlec
+    from needlec.cli import main
+
+    out, _ = built
+    download_entry("niah/single", tmp_path / "single", str(out))
+    # the pilot's single-config rows, read straight from the release folder, are what the copy yields
+    source = out / "niah" / "data" / "single"
+    expected = [json.loads(line)["id"] for path in source.rglob("*.jsonl") for line in path.open(encoding="utf-8")]
+    assert expected
+    assert sorted(item.id for item in needlec.load_items(tmp_path / "single")) == sorted(expected)
+    assert sorted(i.id for i in needlec.load_items(tmp_path / "single", config="single")) == sorted(expected)
+    with pytest.raises(NeedlecError, match="partial copy that holds only config\\(s\\) single"):
+        list(needlec.load_items(tmp_path / "single", config="multi"))
+    assert main(["verify", str(tmp_path / "single")]) == 0
+    assert "holds 1 of the dataset's 6 configs (single)" in capsys.readouterr().out
+    # a config's file gone from a whole copy is still a failure, not a partial copy
+    whole = download_entry("niah", tmp_path / "whole", str(out))
+    assert whole.ok
+    next((tmp_path / "whole" / "data" / "multi").rglob("*.jsonl")).unlink()
+    assert main(["verify", str(tmp_path / "whole")]) != 0
+    capsys.readouterr()
+    assert main(["publish", str(tmp_path / "single"), "--to", str(tmp_path / "release")]) != 0
+    assert "is a partial copy" in capsys.readouterr().err
+    assert not (tmp_path / "release").exists()
+
+
+def test_verify_checks_a_release_folder_dataset_by_dataset(
+    built: tuple[Path, list[str]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from needlec.cli import main
+
+    out, _ = built
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "ok: 3 dataset(s) match catalogue.json" in printed and "ok: needlebench:" in printed
+    # a copy with one byte of one dataset's data changed fails, naming the dataset and the file
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    data = next((copy / "needlebench" / "data").rglob("*.jsonl"))
+    raw = bytearray(data.read_bytes())
+    raw[10] = ord("X") if raw[10] != ord("X") else ord("Y")
+    data.write_bytes(bytes(raw))
+    assert main(["verify", str(copy)]) != 0
+    err = capsys.readouterr().err
+    assert f"needlebench/{data.relative_to(copy / 'needlebench').as_posix()}: sha256" in err
+    # a catalogue entry whose hash is not its dataset's
+    shutil.rmtree(copy)
+    shutil.copytree(out, copy)
+    catalogue = _catalogue(copy)
+    catalogue["datasets"][0]["content_hash"] = "0" * 64
+    (copy / "catalogue.json").write_text(json.dumps(catalogue), encoding="utf-8")
+    assert main(["verify", str(copy)]) != 0
+    err = capsys.readouterr().err
+    assert "catalogue.json: its sha256 does not match SHA256SUMS" in err and "is not the 000" in err
+
+
 def test_a_catalogue_that_lies_never_replaces_a_download(built: tuple[Path, list[str]], tmp_path: Path) -> None:
     """A catalogue entry whose folder holds another dataset (or a config it lacks) is refused before the copy
     lands: a good copy already in the destination stays as it was."""

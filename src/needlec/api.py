@@ -64,13 +64,17 @@ def compile(
     out_dir: str | Path | None,
     *,
     jobs: int = 1,
-    select: Mapping[str, str | int | float | Iterable[str | int | float]] | None = None,
+    select: Mapping[str, str | int | float | Iterable[str | int | float]] | str | Iterable[str] | None = None,
     dry_run: bool = False,
     verify: bool = False,
     cache_dir: str | Path | None = None,
     progress: bool = False,
-    tokenizers: Iterable[str] | None = None,
+    tokenizers: Iterable[str] | str | None = None,
     force: bool = False,
+    max_items: int | None = None,
+    max_bytes: int | None = None,
+    strict: bool = False,
+    shard: str | tuple[int, int] | None = None,
 ) -> CompileResult:
     """Compile a spec into a dataset folder, exactly as `needlec compile` does.
 
@@ -81,8 +85,9 @@ def compile(
         jobs: worker processes building items; the output bytes do not depend on it.
         select: restrict the grid, like `--select`: a mapping from a key (`config`, `length`,
             `depth`, `tokenizer`, ...) to the accepted value or values, e.g. `{"length": [1000, 4000]}`,
-            or to the command line's string form, e.g. `{"repeat": "0-9", "length": "4K,8K"}`. Values
-            are checked against the grid as `--select` checks them.
+            or to the command line's string form, e.g. `{"repeat": "0-9", "length": "4K,8K"}`; or the
+            `--select` arguments themselves, one `"KEY=V1,V2"` string or a list of them. Values are
+            checked against the grid as `--select` checks them.
         dry_run: only size the compile up (items, tokens, bytes); write nothing.
         verify: re-encode every assembled context in full to double-check its token count.
         cache_dir: the cache of downloads and filter runs (default: the user cache folder).
@@ -92,6 +97,12 @@ def compile(
             current folder), or Hugging Face Hub ids found in the local Hugging Face cache.
         force: replace a dataset in `out_dir` that was compiled from another spec, or that holds
             items this selection leaves out (refused without it, like `--force`).
+        max_items: refuse a compile that would write more items than this (`--max-items`).
+        max_bytes: refuse a compile that would write more bytes than this (`--max-bytes`); the free
+            disk space is always a ceiling.
+        strict: turn the compile's warnings (e.g. a haystack repeated to reach a length) into errors.
+        shard: build only slice I of N, `"I/N"` or `(I, N)` (`--shard`): `out_dir` becomes a slice
+            that `needlec merge` joins with the others into the dataset; the result's `manifest` is None.
 
     Returns:
         A `CompileResult`: `out_dir`, `items`, `tokens`, `estimated_bytes` and the written
@@ -102,10 +113,19 @@ def compile(
             length, depth or overlap contract (`ContractError`).
     """
     from needlec.compile.pipeline import CompileOptions, compile_spec
-    from needlec.compile.select import split_values
+    from needlec.compile.select import parse_select, split_values
+    from needlec.compile.shards import parse_shard
     from needlec.tokenizer import tokenizer_argument
 
-    chosen = {key: set(split_values(values)) for key, values in (select or {}).items()}
+    if select is None or isinstance(select, Mapping):
+        chosen = {key: set(split_values(values)) for key, values in (select or {}).items()}
+    else:  # the command line's form: "KEY=V1,V2", one or several
+        given = [select] if isinstance(select, str) else list(select)
+        chosen = {key: set(values) for key, values in parse_select(given).items()}
+    if isinstance(shard, str):
+        shard = parse_shard(shard)
+    elif shard is not None:
+        shard = parse_shard("/".join(map(str, shard)))
     options = CompileOptions(
         jobs=jobs,
         select=chosen,
@@ -115,6 +135,10 @@ def compile(
         cache_dir=Path(cache_dir) if cache_dir is not None else None,
         tokenizers=[tokenizer_argument(t) for t in ([tokenizers] if isinstance(tokenizers, str) else tokenizers or [])],
         force=force,
+        max_items=max_items,
+        max_bytes=max_bytes,
+        strict=strict,
+        shard=shard,
     )
     return compile_spec(spec, out_dir, options)
 
@@ -127,11 +151,21 @@ def _data_files(folder: Path, config: str | None, split: str | None) -> list[Pat
     `data/CONFIG/SPLIT.jsonl`.
     """
     from needlec.dataset.manifest import MANIFEST, read_manifest
+    from needlec.publish.verify import held_configs
 
     if (folder / MANIFEST).is_file():
-        configs: dict[str, Any] = read_manifest(folder).get("configs") or {}
+        manifest = read_manifest(folder)
+        configs: dict[str, Any] = manifest.get("configs") or {}
         if config is not None and config not in configs:
             raise NeedlecError(f"{folder}: no config {config!r} (configs: {', '.join(sorted(configs))})")
+        held = held_configs(folder, manifest)
+        if held is not None:  # a partial download (NAME/CONFIG): the configs it holds
+            if config is not None and config not in held:
+                raise NeedlecError(
+                    f"{folder}: a partial copy that holds only config(s) {', '.join(held)}; "
+                    f"download {config!r} too (NAME/{config}) or the whole dataset"
+                )
+            configs = {name: info for name, info in configs.items() if name in held}
         entries = [
             (name, entry)
             for name, info in configs.items()
@@ -196,7 +230,8 @@ def load_items(
 
     Args:
         dataset: the dataset folder `needlec compile` wrote (its `manifest.json` lists the files).
-        config: only this config's items (default: every config, in manifest order).
+        config: only this config's items (default: every config, in manifest order; in a copy of some
+            configs only, as `needlec download NAME/CONFIG` makes, every config it holds).
         split: only this split's items; a split is a tokenizer label, e.g. `cl100k_base`.
         as_dict: yield each row as a plain dict (exactly the stored fields) instead of a typed
             `needlec.dataset.item.Item` (which offers `item.context()` and `item.targets()`).

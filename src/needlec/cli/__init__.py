@@ -102,6 +102,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
             f"{result.items} items, {result.tokens:,} context tokens, "
             f"about {result.estimated_bytes / 1e6:,.1f} MB of output (nothing written)"
         )
+        if options.shard is not None:  # slices are dealt by shard once the haystacks are read, which a dry run does not
+            print(
+                f"(sized for the whole compile: slice {args.shard} builds one shard in {options.shard[1]} of it, "
+                f"about 1/{options.shard[1]})"
+            )
         return 0
     if result.manifest is None:  # a slice
         print(f"wrote slice {args.shard}: {result.shards} shard(s) to {result.out_dir}")

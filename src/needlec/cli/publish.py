@@ -93,9 +93,23 @@ def cmd_download(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    from needlec.publish.catalogue import CATALOGUE, verify_catalogue
     from needlec.publish.verify import verify_dataset
 
-    report = verify_dataset(args.dir)
+    folder = Path(args.dir)
+    if not (folder / "manifest.json").is_file() and (folder / CATALOGUE).is_file():  # a release folder
+        problems, reports = verify_catalogue(folder)
+        problems += [f"{name}/{problem}" for name, report in reports for problem in report.problems]
+        if problems:
+            raise OutputError(
+                f"{args.dir} fails verification ({len(problems)} problem{'s' if len(problems) != 1 else ''}):\n  "
+                + "\n  ".join(problems)
+            )
+        for name, report in reports:
+            print(f"ok: {name}: {len(report.checked)} files, content hash {report.content_hash}")
+        print(f"ok: {len(reports)} dataset(s) match {CATALOGUE}")
+        return 0
+    report = verify_dataset(args.dir, allow_partial=True)
     if not report.ok:
         raise OutputError(
             f"{args.dir} fails verification ({len(report.problems)} problem"
@@ -103,6 +117,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         )
     sums = "manifest and SHA256SUMS" if report.has_sums else "manifest (no SHA256SUMS in this folder)"
     print(f"ok: {len(report.checked)} files match the {sums}; content hash {report.content_hash}")
+    if report.partial is not None:
+        held, total = report.partial
+        print(f"a partial copy: it holds {len(held)} of the dataset's {total} configs ({', '.join(held)})")
     return 0
 
 
@@ -194,8 +211,10 @@ def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         help="check a dataset folder against its manifest and checksums",
         description="Re-hash every file of DIR: each data file's sha256, size and row count must match "
         "manifest.json, the manifest's content hash must match its contents, no unlisted data files "
-        "may exist, and every file listed in SHA256SUMS (when present) must match it. Exit code 0 "
-        "when all match, 2 otherwise.",
+        "may exist, and every file listed in SHA256SUMS (when present) must match it. A copy of some "
+        "configs only (`download NAME/CONFIG`) passes when those configs' files are intact, and says which "
+        "it holds. A release folder (`needlec release`, with catalogue.json) is checked dataset by dataset, "
+        "each against the content hash the catalogue lists. Exit code 0 when all match, 2 otherwise.",
     )
-    p.add_argument("dir", metavar="DIR", help="a compiled, published or downloaded dataset folder")
+    p.add_argument("dir", metavar="DIR", help="a compiled, published or downloaded dataset folder, or a release folder")
     p.set_defaults(func=cmd_verify)

@@ -507,6 +507,8 @@ def compile_spec(
     with `options.slices` nothing is built and the shards come from those slices (`merge`).
     """
     options = options or CompileOptions()
+    if isinstance(options.jobs, bool) or not isinstance(options.jobs, int) or options.jobs < 1:
+        raise NeedlecError(f"jobs must be a whole number of worker processes, at least 1; got {options.jobs!r}")
     cache_dir = options.cache_dir or default_cache_dir()
     plan = load_plan(spec_path, cache_dir, options.tokenizers or None)
     options = replace(options, select=_check_select(plan, options.select))

@@ -262,6 +262,32 @@ def release(specs: Sequence[str | Path], out_dir: str | Path, options: ReleaseOp
     return catalogue
 
 
+def verify_catalogue(folder: Path) -> tuple[list[str], list[tuple[str, Any]]]:
+    """Check a release folder: `catalogue.json` against the folder's `SHA256SUMS`, and each dataset it lists
+    (`verify_dataset`, with its content hash the catalogue's). Returns the catalogue's own problems and each
+    dataset's name and report."""
+    from needlec.publish.verify import read_sums, verify_dataset
+    from needlec.util.sums import file_digest
+
+    catalogue = read_catalogue(folder)
+    problems: list[str] = []
+    sums = read_sums(folder / SUMS) if (folder / SUMS).is_file() else {}
+    if not sums:
+        problems.append(f"{SUMS}: missing, so changes to {CATALOGUE} go unnoticed")
+    elif sums.get(CATALOGUE) != file_digest(folder / CATALOGUE)[0]:
+        problems.append(f"{CATALOGUE}: its sha256 does not match {SUMS}")
+    reports: list[tuple[str, Any]] = []
+    for item in catalogue["datasets"]:
+        name = str(item.get("name"))
+        report = verify_dataset(folder / str(item.get("path", name)))
+        if report.ok and report.content_hash != item.get("content_hash"):
+            report.problems.append(
+                f"content hash {report.content_hash} is not the {item.get('content_hash')} that {CATALOGUE} lists"
+            )
+        reports.append((name, report))
+    return problems, reports
+
+
 def entry(catalogue: dict[str, Any], name: str) -> dict[str, Any]:
     """The dataset called `name` in a catalogue; an error naming the closest ones when there is none."""
     import difflib

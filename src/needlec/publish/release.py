@@ -18,7 +18,7 @@ from typing import Any
 from needlec.dataset.manifest import MANIFEST, read_manifest
 from needlec.errors import NeedlecError, OutputError, Problem
 from needlec.publish.card import release_card, schema_problems
-from needlec.publish.verify import parse_remote, verify_dataset
+from needlec.publish.verify import held_configs, parse_remote, verify_dataset
 from needlec.util.atomic import atomic_directory
 from needlec.util.sums import file_digest, write_sums
 
@@ -60,6 +60,12 @@ def parse_target(target: str) -> tuple[str | None, Path | None]:
 
 def _check_source(dataset: Path) -> dict[str, Any]:
     report = verify_dataset(dataset)
+    if not report.ok and verify_dataset(dataset, allow_partial=True).ok:
+        held = ", ".join(held_configs(dataset, read_manifest(dataset)) or [])
+        raise OutputError(
+            f"{dataset} is a partial copy (it holds only config(s) {held}, as `download NAME/CONFIG` fetches them); "
+            "publishing needs every config: download or compile the whole dataset"
+        )
     if not report.ok:
         raise OutputError(
             f"{dataset} fails verification; recompile it before publishing:", [Problem(p) for p in report.problems]

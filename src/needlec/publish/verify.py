@@ -32,6 +32,7 @@ class VerifyReport:
     problems: list[str] = field(default_factory=list)
     has_sums: bool = False
     content_hash: str = ""
+    partial: tuple[list[str], int] | None = None  # a partial copy: the configs it holds, of how many
 
     @property
     def ok(self) -> bool:
@@ -56,9 +57,28 @@ def _inside(folder: Path, relative: str) -> Path | None:
     return folder / pure
 
 
-def verify_dataset(folder: str | Path, configs: set[str] | None = None) -> VerifyReport:
+def held_configs(folder: Path, manifest: dict[str, Any]) -> list[str] | None:
+    """The configs of a partial copy (`download NAME/CONFIG`): those with data files in `folder`, where every
+    other config has none at all; None where every config has some (a whole dataset, or a damaged one)."""
+    configs = manifest.get("configs")
+    if not isinstance(configs, dict):
+        return None
+    held: list[str] = []
+    for name, info in configs.items():
+        entries = info.get("files") if isinstance(info, dict) else None
+        if not isinstance(entries, list):
+            return None
+        paths = [_inside(folder, str(e.get("path"))) for e in entries if isinstance(e, dict)]
+        if any(p is not None and p.is_file() for p in paths):
+            held.append(name)
+    return held if held and len(held) < len(configs) else None
+
+
+def verify_dataset(folder: str | Path, configs: set[str] | None = None, *, allow_partial: bool = False) -> VerifyReport:
     """Check `folder` against its manifest and SHA256SUMS; with `configs`, a folder that holds only those
-    configs' data files (a partial download) passes when they are intact."""
+    configs' data files (a partial download) passes when they are intact. With `allow_partial`, a folder
+    holding every data file of some configs and none of the others is taken as such a copy of the configs
+    it holds (`report.partial`); without, every config's files must be there (what publishing needs)."""
     folder = Path(folder)
     report = VerifyReport(folder)
     absent: set[str] = set()  # data files of configs left out on purpose
@@ -70,6 +90,11 @@ def verify_dataset(folder: str | Path, configs: set[str] | None = None) -> Verif
     if not isinstance(manifest.get("configs", {}), dict):
         report.problems.append(f"{MANIFEST}: not a needlec manifest (expected an object with a `configs` mapping)")
         manifest = {}
+    if configs is None and allow_partial:
+        held = held_configs(folder, manifest)
+        if held is not None:
+            configs = set(held)
+            report.partial = (held, len(manifest["configs"]))
     report.content_hash = str(manifest.get("content_hash", ""))
     if manifest and content_hash(manifest) != manifest.get("content_hash"):
         report.problems.append(f"{MANIFEST}: content hash does not match the manifest's contents")

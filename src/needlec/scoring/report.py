@@ -43,6 +43,8 @@ def write_report(result: ScoreResult, out: str | Path, plots: bool = True) -> li
     An existing folder is replaced only when it is a previous report (it holds `summary.json`);
     any other non-empty folder is refused, so no user file is ever lost.
     """
+    if not isinstance(result, ScoreResult):
+        raise TypeError(f"write_report takes the ScoreResult that `score` returns; got {type(result).__name__}")
     target = Path(out)
     if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "summary.json").is_file())):
         raise OutputError(f"{target}: exists and is not a needlec score report; choose another -o")
