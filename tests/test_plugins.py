@@ -176,3 +176,75 @@ def test_a_plugin_layout_is_chosen_by_its_builder(tmp_path: Path) -> None:
         assert needle["target_depth_percent"] == 100.0 - grid
         assert abs(needle["depth_percent"] - (100.0 - grid)) <= 5.0  # the spec's default tolerance
         assert item["context_tokens"] == item["context_length"]
+
+
+FAULTY = "the plugin distribution 'needlec-fixture-plugin' (entry point needlec.{group}:{name} = needlec_fixture_plugin.faulty)"
+
+
+def faulty_spec(folder: Path, fault: str) -> Path:
+    path = folder / f"faulty-{fault}.yaml"
+    text = SPEC.format(source="tide_log").replace(
+        "type: locker_code\n  lockers: [12, 40]", f"type: faulty_locker\n  fault: {fault}"
+    )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_plugin_that_raises_is_named_as_the_one_to_tell(tmp_path: Path) -> None:
+    spec = faulty_spec(tmp_path, "raise")
+    result = run([sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(tmp_path / "out"), "-q"], tmp_path)
+    assert result.returncode == 70  # a software error, with its traceback, but the plugin's, not needlec's
+    assert "ValueError: the locker register is empty" in result.stderr
+    assert "raised by the plugin distribution 'needlec-fixture-plugin' (its module needlec_fixture_plugin.faulty)" in (
+        result.stderr
+    )
+    assert "bug in needlec" not in result.stderr
+    assert not (tmp_path / "out").exists()
+    # `needlec.validate` returns it as a problem, as it does every problem of a spec
+    script = "import needlec, sys\nfor p in needlec.validate(sys.argv[1]): print(p.message)\n"
+    checked = run([sys.executable, "-c", script, str(spec)], tmp_path)
+    assert checked.returncode == 0, checked.stderr
+    assert "ValueError: the locker register is empty" in checked.stdout
+    assert (
+        "the plugin distribution 'needlec-fixture-plugin' (its module needlec_fixture_plugin.faulty)" in checked.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ("dict", "returned dict from draw(); expected a needlec.kinds.base.Draw"),
+        ("flat_answers", "`answers` must be a tuple of facts, each a tuple of accepted strings"),
+    ],
+)
+def test_what_a_plugin_kind_returns_is_checked(tmp_path: Path, fault: str, message: str) -> None:
+    # a flat `answers=("KLMN",)` would otherwise be written as the facts "K", "L", "M" and "N", exit 0
+    spec = faulty_spec(tmp_path, fault)
+    result = run([sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(tmp_path / "out"), "-q"], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert FAULTY.format(group="needles", name="faulty_locker") in result.stderr and message in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_what_a_plugin_metric_returns_is_checked(tmp_path: Path) -> None:
+    spec = tmp_path / "metric.yaml"
+    spec.write_text(SPEC.format(source="tide_log").replace("metric: exact_token", "metric: faulty_metric"))
+    out = tmp_path / "out"
+    built = run([sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(out), "-q"], tmp_path)
+    assert built.returncode == 0, built.stderr
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text("".join(json.dumps({"id": i["id"], "response": "KLMN"}) + "\n" for i in read_items(out)))
+    scored = run(
+        [sys.executable, "-m", "needlec", "score", str(out), str(responses), "-o", str(tmp_path / "r")], tmp_path
+    )
+    assert scored.returncode == 2 and "Traceback" not in scored.stderr
+    assert FAULTY.format(group="metrics", name="faulty_metric") in scored.stderr
+    assert "returned 'yes'" in scored.stderr and "(score, details)" in scored.stderr
+    # without plugins the metric is unknown, and the error says where metrics come from
+    off = run(
+        [sys.executable, "-m", "needlec", "score", str(out), str(responses), "-o", str(tmp_path / "r")],
+        tmp_path,
+        plugins=False,
+    )
+    assert off.returncode == 2 and "unknown metric 'faulty_metric'" in off.stderr and "NEEDLEC_PLUGINS" in off.stderr

@@ -166,3 +166,16 @@ def test_compile_takes_the_command_lines_ceilings_and_shard(tmp_path: Path) -> N
 def test_write_report_names_what_it_takes() -> None:
     with pytest.raises(TypeError, match="ScoreResult"):
         needlec.write_report(None, "unused")  # type: ignore[arg-type]
+
+
+def test_a_spec_errors_text_holds_its_problems(tmp_path: Path) -> None:
+    # an uncaught SpecError (or `str(exc)`) shows every problem with its file:line, not only the head line
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        (ROOT / "specs" / "niah.yaml").read_text(encoding="utf-8").replace("depth_tolerance", "depth_tolerence")
+    )
+    with pytest.raises(SpecError) as caught:
+        needlec.load_spec(bad)
+    text = str(caught.value)
+    assert text.startswith("spec is invalid (1 problem):\n")
+    assert f"{bad}:50" in text and "placement.depth_tolerence" in text

@@ -52,10 +52,17 @@ def validate(path: str | Path, *, cache_dir: str | Path | None = None) -> list[P
         Every problem found (empty when the spec is valid). Each `Problem` has a `message`, a
         `location` (file, line, column), a `key_path` and a `hint`; `problem.render()` formats it.
     """
+    from needlec.registry import plugin_origin
+
     try:
         load_spec(path, cache_dir=cache_dir)
     except NeedlecError as exc:
         return list(exc.problems) or [Problem(str(exc))]
+    except Exception as exc:  # raised in a plugin's own code (its kind's draw, say): a problem of the spec's plugin
+        origin = plugin_origin(exc.__traceback__)
+        if origin is None:
+            raise
+        return [Problem(f"{origin} raised {type(exc).__name__}: {exc}")]
     return []
 
 

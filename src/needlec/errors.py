@@ -57,6 +57,9 @@ class NeedlecError(Exception):
             return f"{head}\n{body}"
         return body
 
+    def __str__(self) -> str:  # the whole report, problems included, wherever the error is shown
+        return self.render()
+
 
 class SpecError(NeedlecError):
     """A spec file is malformed or invalid; carries every problem found, not just the first."""

@@ -34,6 +34,7 @@ from needlec.errors import PluginError
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
+    from types import TracebackType
 
     from pydantic import BaseModel
 
@@ -70,6 +71,34 @@ class LoadFailure:
             f"the {singular(self.kind)} {self.name!r} comes from the plugin distribution {self.distribution!r}, which "
             f"failed to load (entry point {self.group}:{self.name} = {self.value}): {self.error}"
         )
+
+
+_PLUGIN_PACKAGES: dict[str, str] = {}
+"""The top-level package of each plugin loaded -> its distribution's name (empty where it has none: a
+component registered by code that is not an installed plugin), for `plugin_origin`."""
+
+
+def _who(group: str, name: str, value: str, distribution: str) -> str:
+    return f"the plugin distribution {distribution!r} (entry point {group}:{name} = {value})"
+
+
+def plugin_origin(tb: TracebackType | None) -> str | None:
+    """Which plugin's code raised, where a frame of the traceback `tb` runs in a plugin's package (the
+    innermost such frame, named by its distribution and module); None when every frame is needlec's or
+    another library's."""
+    found = None
+    while tb is not None:
+        module = str(tb.tb_frame.f_globals.get("__name__", ""))
+        distribution = _PLUGIN_PACKAGES.get(module.partition(".")[0])
+        if distribution is not None:
+            where = f"its module {module}" if distribution else f"the module {module}"
+            found = (
+                f"the plugin distribution {distribution!r} ({where})"
+                if distribution
+                else f"code outside needlec ({where})"
+            )
+        tb = tb.tb_next
+    return found
 
 
 def singular(kind: str) -> str:
@@ -127,6 +156,9 @@ class Registry(Generic[T]):
         self._modules = modules or tuple(dict.fromkeys(self._provides.values()))
         self._items: dict[str, Component[T]] = {}
         self._order: dict[str, tuple[int, str, int]] = {}  # name -> its place in iteration order
+        self._loading_origin = ""  # who that entry point is (`_who`), while it is imported
+        self._loading_distribution = ""  # and the name of its distribution
+        self._origins: dict[str, str] = {}  # component name -> the plugin that registered it (`origin`)
         self._loading_entry_point = ""  # the entry point being imported, while it is
         self._failures: dict[str, LoadFailure] = {}
         self._entry_points: dict[str, EntryPoint] | None = None
@@ -152,6 +184,11 @@ class Registry(Generic[T]):
                     len(self._modules),
                 )
                 self._order[name] = (rank, self._loading_entry_point, len(self._order))
+                if module.partition(".")[0] != "needlec":  # a plugin's: who registered it, for errors about it
+                    who = self._loading_origin or self._entry_point_origin(name) or f"the module {module!r}"
+                    self._origins[name] = who
+                    if module and module != "__main__":
+                        _PLUGIN_PACKAGES.setdefault(module.partition(".")[0], self._loading_distribution)
             return factory
 
         module = sys._getframe(1).f_globals.get("__name__", "")  # the module that registers
@@ -199,6 +236,8 @@ class Registry(Generic[T]):
             if name in self._items:  # a built-in of the same name wins; the plugin is not imported
                 return
             self._loading_entry_point = name
+            self._loading_distribution = _distribution(entry_point)
+            self._loading_origin = _who(self.group, name, entry_point.value, self._loading_distribution)
             try:
                 entry_point.load()
             except Exception as exc:  # any failure of third-party code is recorded, never raised here
@@ -211,7 +250,10 @@ class Registry(Generic[T]):
                 )
             finally:
                 self._loading_entry_point = ""
+                self._loading_origin = ""
+                self._loading_distribution = ""
             if not error:
+                _PLUGIN_PACKAGES[entry_point.module.partition(".")[0]] = _distribution(entry_point)
                 return
             self._failures[name] = LoadFailure(
                 self.kind, name, self.group, entry_point.value, _distribution(entry_point), error
@@ -261,6 +303,17 @@ class Registry(Generic[T]):
             return failure.message()
         known = sorted({*self._items, *self._discover()} - set(self._failures))
         return f"unknown {singular(self.kind)} {name!r}{did_you_mean(name, known)}"
+
+    def _entry_point_origin(self, name: str) -> str:
+        """Who the entry point `name` of this registry's group is (`_who`); empty where there is none."""
+        entry_point = self._discover().get(name)
+        return _who(self.group, name, entry_point.value, _distribution(entry_point)) if entry_point else ""
+
+    def origin(self, name: str) -> str:
+        """Who provides the component `name`, for an error about it: the plugin that registered it (its
+        distribution and entry point), else needlec itself."""
+        who = self._origins.get(name)
+        return f"the {singular(self.kind)} {name!r} of {who}" if who else f"needlec's {singular(self.kind)} {name!r}"
 
     def names(self) -> list[str]:
         """Every usable name, sorted (loads all entry points)."""

@@ -534,9 +534,18 @@ def _bug() -> int:
     """Print the exception being handled as a bug report (secrets masked); the bug exit code."""
     import traceback
 
+    from needlec.registry import PLUGINS_ENV, plugin_origin
     from needlec.util.redact import redact
 
     print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
+    origin = plugin_origin(sys.exc_info()[2])
+    if origin is not None:  # raised in a plugin's own code: its author is the one to tell
+        print(
+            f"This error was raised by {origin}, not by needlec: report it to that plugin's author, or leave "
+            f"the plugin out ({PLUGINS_ENV}=0 turns every plugin off).",
+            file=sys.stderr,
+        )
+        return BUG_EXIT
     print(REPORT_LINE, file=sys.stderr)
     return BUG_EXIT
 

@@ -46,7 +46,7 @@ from needlec.compile.shards import (
 )
 from needlec.compile.size import Size, check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
-from needlec.errors import ContractError, NeedlecError, Problem, SourceError, SpecError
+from needlec.errors import ContractError, NeedlecError, PluginError, Problem, SourceError, SpecError
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
 from needlec.haystacks.builders import haystack_builder
@@ -141,7 +141,13 @@ class Prepared:
             if key not in self._sources:
                 try:
                     loader: SourceLoader = SOURCES.get(config.type).factory
-                    self._sources[key] = loader(config, self.context)
+                    loaded = loader(config, self.context)
+                    if not isinstance(loaded, SourceText):
+                        raise PluginError(
+                            f"{SOURCES.origin(config.type)} returned {type(loaded).__name__}; a source loader "
+                            "returns a needlec.haystacks.sources.base.SourceText"
+                        )
+                    self._sources[key] = loaded
                 except SourceError as exc:
                     path = ("haystack", "sources", i)
                     raise SpecError(

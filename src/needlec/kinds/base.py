@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from needlec.errors import PluginError
 from needlec.registry import NEEDLES
 
 
@@ -197,11 +198,68 @@ class NeedleKindBase:
 
 
 def needle_kind(config: Any) -> NeedleKind:
-    """The needle kind a validated needle config selects (by its `type` tag)."""
+    """The needle kind a validated needle config selects (by its `type` tag); a plugin's kind comes wrapped
+    so that what its hooks return is checked (`_Checked`)."""
     kind: str = config.type
     factory: Any = NEEDLES.get(kind).factory
     instance: NeedleKind = factory(config)
-    return instance
+    origin = NEEDLES.origin(kind)
+    return _Checked(instance, origin) if origin.startswith("the ") else instance
 
 
-__all__ = ["NEEDLES", "Draw", "KindProblem", "NeedleKind", "NeedleKindBase", "needle_kind"]
+def check_draw(draw: object, who: str) -> Draw:
+    """`draw` if it is a `Draw` whose texts and answers have their shapes, else a `PluginError` naming `who`
+    (a kind's `draw` returning a dict, or `answers=("42",)`, which would read as the facts "4" and "2")."""
+    if not isinstance(draw, Draw):
+        raise PluginError(f"{who} returned {type(draw).__name__} from draw(); expected a needlec.kinds.base.Draw")
+    answers = draw.answers
+    facts = answers if isinstance(answers, tuple | list) else None
+    if facts is None or any(
+        isinstance(fact, str) or not isinstance(fact, tuple | list) or not all(isinstance(a, str) for a in fact)
+        for fact in facts
+    ):
+        raise PluginError(
+            f"{who} drew answers={answers!r:.100}: `answers` must be a tuple of facts, each a tuple of accepted "
+            "strings, e.g. (('42', 'forty-two'),)"
+        )
+    for name in ("needles", "distractors"):
+        texts = getattr(draw, name)
+        if not isinstance(texts, tuple | list) or not all(isinstance(t, str) for t in texts):
+            raise PluginError(f"{who} drew {name}={texts!r:.100}: `{name}` must be a tuple of strings")
+    if not isinstance(draw.question, str):
+        raise PluginError(f"{who} drew question={draw.question!r:.100}: `question` must be a string")
+    return draw
+
+
+class _Checked:
+    """A plugin's needle kind with what its draw hooks return checked (`check_draw`); every other attribute
+    is the kind's own."""
+
+    def __init__(self, kind: NeedleKind, who: str) -> None:
+        self._kind = kind
+        self._who = who
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_kind", "_who"):  # (unpickling looks these up before __init__)
+            raise AttributeError(name)
+        return getattr(self._kind, name)
+
+    def cases(self) -> list[str]:
+        cases = self._kind.cases()
+        if not isinstance(cases, list | tuple) or not all(isinstance(c, str) for c in cases):
+            raise PluginError(f"{self._who} returned {cases!r:.100} from cases(); expected a list of case ids")
+        return list(cases)
+
+    def draw(self, case: str, rng: random.Random) -> Draw:
+        return check_draw(self._kind.draw(case, rng), self._who)
+
+    def draw_at(self, case: str, rng: random.Random, length: int) -> Draw:
+        return check_draw(self._kind.draw_at(case, rng, length), self._who)
+
+    def draw_fitted(self, case: str, rng: random.Random, length: int, needle_tokens: int) -> Draw | None:
+        refit = getattr(self._kind, "draw_fitted", None)
+        drawn = refit(case, rng, length, needle_tokens) if refit is not None else None
+        return None if drawn is None else check_draw(drawn, self._who)
+
+
+__all__ = ["NEEDLES", "Draw", "KindProblem", "NeedleKind", "NeedleKindBase", "check_draw", "needle_kind"]

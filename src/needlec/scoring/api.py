@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ import orjson
 from pydantic import ValidationError
 
 from needlec.dataset.manifest import MANIFEST, read_manifest
-from needlec.errors import NeedlecError
+from needlec.errors import NeedlecError, PluginError
 from needlec.registry import METRICS
 from needlec.scoring import metrics as _metrics  # noqa: F401  (registers the built-in metrics)
 from needlec.scoring.aggregates import Scored
@@ -50,7 +51,10 @@ class _Judge:
         if key not in self._cache:
             name = str(spec.get("metric"))
             if name not in METRICS:
-                raise NeedlecError(f"item {item.get('id')}: unknown metric {name!r}")
+                raise NeedlecError(
+                    f"item {item.get('id')}: {METRICS.unknown_message(name)} (the dataset names a metric that no "
+                    "installed plugin registers, or plugins are off: NEEDLEC_PLUGINS)"
+                )
             component = METRICS.get(name)
             args = {k: v for k, v in spec.items() if k != "version"}
             config = component.config.model_validate(args)
@@ -62,9 +66,19 @@ class _Judge:
                     f"implements version {have}; use the needlec release the dataset was compiled with"
                 )
             self._cache[key] = (component.factory, config, name)
-        factory, config, _ = self._cache[key]
-        score, details = factory(config, response, item)
-        return float(score), details
+        factory, config, name = self._cache[key]
+        got = factory(config, response, item)
+        if (
+            not isinstance(got, tuple)
+            or len(got) != 2
+            or not isinstance(got[0], numbers.Real)
+            or not isinstance(got[1], dict)
+        ):
+            raise PluginError(
+                f"{METRICS.origin(name)} returned {got!r:.100} for item {item.get('id')}; a metric returns "
+                "(score, details): a number and a dict"
+            )
+        return float(got[0]), got[1]
 
 
 def score_response(item: dict[str, Any] | Any, response: str) -> tuple[float, dict[str, Any]]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from needlec.errors import NeedlecError, Problem, SpecError
+from needlec.errors import NeedlecError, PluginError, Problem, SpecError
 from needlec.haystacks.filters.base import (
     FILTERS,
     Activity,
@@ -208,6 +208,11 @@ class FilterStage:
                 raise
             except NeedlecError as exc:
                 raise self._problem(exc, index, position) from None
+            if not isinstance(result, FilterResult):
+                raise PluginError(
+                    f"{FILTERS.origin(name)} returned {type(result).__name__} from run(); a filter returns a "
+                    "needlec.haystacks.filters.base.FilterResult"
+                )
             write_file_atomic(path, dumps({"key": key, "filter": name, "result": result.to_json()}))
             self.activity.fresh_runs += 1
         else:
