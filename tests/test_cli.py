@@ -169,3 +169,12 @@ def test_a_broken_pipe_that_is_not_standard_outputs_is_a_bug(
     assert cli.main(["schema"]) == cli.BUG_EXIT
     err = capsys.readouterr().err
     assert "BrokenPipeError" in err and "a worker's pipe" in err
+
+
+def test_a_dry_run_refuses_the_output_its_compile_would_refuse(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    result = run("compile", str(SPECS / "niah.yaml"), "--dry-run", "-o", str(mine))
+    assert result.returncode == 2 and "refusing to replace" in result.stderr, result.stderr
+    assert (mine / "notes.txt").read_text() == "keep"

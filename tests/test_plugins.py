@@ -178,7 +178,9 @@ def test_a_plugin_layout_is_chosen_by_its_builder(tmp_path: Path) -> None:
         assert item["context_tokens"] == item["context_length"]
 
 
-FAULTY = "the plugin distribution 'needlec-fixture-plugin' (entry point needlec.{group}:{name} = needlec_fixture_plugin.faulty)"
+FAULTY = "the plugin distribution 'needlec-fixture-plugin' (entry point needlec.{group}:{name} = {module})".replace(
+    "{module}", "needlec_fixture_plugin.faulty"
+)
 
 
 def faulty_spec(folder: Path, fault: str) -> Path:

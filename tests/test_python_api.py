@@ -179,3 +179,15 @@ def test_a_spec_errors_text_holds_its_problems(tmp_path: Path) -> None:
     text = str(caught.value)
     assert text.startswith("spec is invalid (1 problem):\n")
     assert f"{bad}:50" in text and "placement.depth_tolerence" in text
+
+
+def test_load_items_reads_one_data_file_and_names_bad_arguments(passkey_dataset: Path) -> None:
+    file = passkey_dataset / "data" / "passkey" / "cl100k_base.jsonl"
+    rows = [json.loads(line) for line in file.read_text(encoding="utf-8").splitlines()]
+    assert [item.id for item in needlec.load_items(file)] == [r["id"] for r in rows]
+    assert [i.id for i in needlec.load_items(file, config="passkey", split="cl100k_base")] == [r["id"] for r in rows]
+    assert list(needlec.load_items(file, config="single")) == []
+    with pytest.raises(NeedlecError, match="one config name"):
+        list(needlec.load_items(passkey_dataset, config=["passkey", "single"]))  # type: ignore[arg-type]
+    with pytest.raises(NeedlecError, match=r"not a folder or a \.jsonl/\.parquet data file"):
+        list(needlec.load_items(passkey_dataset / "manifest.json"))

@@ -62,6 +62,25 @@ def test_existing_folder_is_refused(dataset: Path, tmp_path: Path) -> None:
     assert done.returncode == 2 and (tmp_path / "full" / "keep.txt").read_text() == "x"
 
 
+def test_an_earlier_export_is_replaced_unless_it_holds_other_files(dataset: Path, tmp_path: Path) -> None:
+    out = tmp_path / "export"
+    first = run("export", str(dataset), "--to", "prompts", "-o", str(out), "--tokenizer", "cl100k_base")
+    assert first.returncode == 0, first.stderr
+    again = run("export", str(dataset), "--to", "openai-batch", "-o", str(out), "--tokenizer", "o200k_base")
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in out.iterdir()) == [".needlec-written", "requests.jsonl"]
+    requests = [json.loads(x)["custom_id"] for x in (out / "requests.jsonl").read_text().splitlines()]
+    assert requests and sorted(requests) == sorted(ids(dataset, "o200k_base"))
+    # a file of the user's in it (say, the runner's results) keeps the folder from being replaced
+    (out / "results.jsonl").write_text("mine\n")
+    kept = run("export", str(dataset), "--to", "prompts", "-o", str(out))
+    assert kept.returncode == 2 and "results.jsonl" in kept.stderr
+    assert (out / "results.jsonl").read_text() == "mine\n" and (out / "requests.jsonl").is_file()
+    # nor is the dataset's own folder an export's to replace
+    refused = run("export", str(dataset), "--to", "prompts", "-o", str(dataset))
+    assert refused.returncode == 2 and (dataset / "manifest.json").is_file()
+
+
 def test_lm_eval_process_results_uses_needlec_scorer(dataset: Path, tmp_path: Path) -> None:
     out = tmp_path / "lm"
     assert run("export", str(dataset), "--to", "lm-eval", "-o", str(out), "--config", "single").returncode == 0

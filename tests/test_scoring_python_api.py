@@ -85,3 +85,14 @@ def test_score_reports_missing_responses(dataset: Path) -> None:
     result = needlec.score(dataset, [responses], allow_missing=True)
     assert result.missing == ["b", "c", "d"]
     assert result.summary["overall"]["mean"] == 100.0
+
+
+def test_score_takes_the_responses_as_dicts(dataset: Path) -> None:
+    # the same answers as test_score_from_python, given in memory the way a JSONL line holds them
+    answers = [{"id": "a", "response": "Esi, I think."}, {"id": "b", "response": "the pillars"}]
+    answers += [{"id": "c", "response": "Radu"}, {"id": "d", "response": None}]  # d: no answer
+    result = needlec.score(dataset, answers, allow_missing=True)
+    assert [(r.item["id"], r.score) for r in result.rows] == [("a", 1.0), ("b", 0.0), ("c", 1.0)]
+    assert result.missing == ["d"]
+    with pytest.raises(NeedlecError, match="response 2: expected a Response or a dict"):
+        needlec.score(dataset, [{"id": "a", "response": "Esi"}, {"id": "b", "text": "Lars"}])

@@ -25,13 +25,15 @@ _API = {
     "write_report": ("needlec.scoring.report", "write_report"),
     "export": ("needlec.runners", "export"),
     "NeedlecError": ("needlec.errors", "NeedlecError"),
+    "SpecError": ("needlec.errors", "SpecError"),
+    "ContractError": ("needlec.errors", "ContractError"),
     "Problem": ("needlec.errors", "Problem"),
 }
 
 if TYPE_CHECKING:
     from needlec.api import compile, load_items, load_spec, validate
     from needlec.dataset.item import Item
-    from needlec.errors import NeedlecError, Problem
+    from needlec.errors import ContractError, NeedlecError, Problem, SpecError
     from needlec.runners import export
     from needlec.scoring.api import ScoreResult, score, score_response
     from needlec.scoring.report import write_report
@@ -77,10 +79,12 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 __all__ = [
+    "ContractError",
     "Item",
     "NeedlecError",
     "Problem",
     "ScoreResult",
+    "SpecError",
     "__version__",
     "compile",
     "export",

@@ -236,7 +236,8 @@ def load_items(
     """Yield the items of a compiled dataset folder, without the `datasets` library.
 
     Args:
-        dataset: the dataset folder `needlec compile` wrote (its `manifest.json` lists the files).
+        dataset: the dataset folder `needlec compile` wrote (its `manifest.json` lists the files), or one
+            of its data files (`.jsonl` or `.parquet`), whose rows `config` and `split` narrow.
         config: only this config's items (default: every config, in manifest order; in a copy of some
             configs only, as `needlec download NAME/CONFIG` makes, every config it holds).
         split: only this split's items; a split is a tokenizer label, e.g. `cl100k_base`.
@@ -247,28 +248,47 @@ def load_items(
         NeedlecError: the folder is not a dataset, the config or split does not exist, or a row
             is not a valid item (named by file and line).
     """
+    for name, value in (("config", config), ("split", split)):
+        if value is not None and not isinstance(value, str):
+            raise NeedlecError(f"load_items takes one {name} name (a string), or None for every one; got {value!r}")
     folder = Path(dataset)
-    if not folder.is_dir():
-        raise NeedlecError(f"{folder}: no such dataset folder")
-    files = _data_files(folder, config, split)
+    if folder.is_file() and folder.suffix in (".jsonl", ".parquet"):  # one data file, as `score` takes it
+        files = [folder]
+        keep = (config, split)
+        if keep != (None, None):  # its rows narrowed by their own config and tokenizer fields
+            rows = (
+                r
+                for r in _rows(folder)
+                if (config is None or r.get("config") == config) and (split is None or r.get("tokenizer") == split)
+            )
+            return rows if as_dict else _typed_rows(folder, rows)
+    elif folder.is_dir():
+        files = _data_files(folder, config, split)
+    else:
+        what = "not a folder or a .jsonl/.parquet data file" if folder.exists() else "no such dataset folder"
+        raise NeedlecError(f"{folder}: {what}")
     if as_dict:
         return (row for file in files for row in _rows(file))
     return _typed(files)
 
 
 def _typed(files: list[Path]) -> Iterator[Item]:
+    for file in files:
+        yield from _typed_rows(file, _rows(file))
+
+
+def _typed_rows(file: Path, rows: Iterable[dict[str, Any]]) -> Iterator[Item]:
     from pydantic import ValidationError
 
     from needlec.dataset.item import Item
 
-    for file in files:
-        for n, row in enumerate(_rows(file), 1):
-            try:
-                yield Item.model_validate(row)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise NeedlecError(f"{file}: row {n} is not a needlec item ({where}: {first['msg']})") from None
+    for n, row in enumerate(rows, 1):
+        try:
+            yield Item.model_validate(row)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise NeedlecError(f"{file}: row {n} is not a needlec item ({where}: {first['msg']})") from None
 
 
 __all__ = ["compile", "load_items", "load_spec", "validate"]

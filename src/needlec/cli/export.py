@@ -46,7 +46,13 @@ def add_export_command(sub: Any) -> None:
     )
     p.add_argument("dataset", metavar="DATASET", help="a compiled dataset folder")
     p.add_argument("--to", required=True, choices=sorted(RUN_HINTS), help="the runner")
-    p.add_argument("-o", "--output", required=True, metavar="DIR", help="a new (or empty) folder")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="a new or empty folder, or an earlier export, which is replaced",
+    )
     p.add_argument("--tokenizer", metavar="NAME", help="only the items of this tokenizer")
     p.add_argument("--config", action="append", default=[], metavar="NAME", help="only these configs (repeatable)")
     p.add_argument(

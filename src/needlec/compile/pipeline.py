@@ -520,14 +520,18 @@ def compile_spec(
     options = replace(options, select=_check_select(plan, options.select))
     size = plan_size(plan, options.select)
     check_not_empty(size.items)
-    if options.dry_run:  # the ceilings the user set apply to a dry run too (the disk only to a real compile)
-        check_size(size, options.max_items, options.max_bytes)
-        return CompileResult(None, size.items, size.tokens, size.bytes, None)
-    if out_dir is None:
-        raise NeedlecError("an output directory is required (-o DIR)")
     slicing = options.shard is not None
     owned = is_slice if slicing else is_needlec_dataset
     what = "a needlec slice" if slicing else "a needlec dataset"
+    if options.dry_run:  # the ceilings the user set apply to a dry run too (the disk only to a real compile)
+        check_size(size, options.max_items, options.max_bytes)
+        if out_dir is not None:  # and so does what -o may replace: the compile it sizes would be refused
+            target = check_target(Path(out_dir), owned, guard=(Path(spec_path),), what=what)
+            if not slicing:
+                check_replace(target, plan, options.select, options.force)
+        return CompileResult(None, size.items, size.tokens, size.bytes, None)
+    if out_dir is None:
+        raise NeedlecError("an output directory is required (-o DIR; out_dir from Python)")
     target = check_target(Path(out_dir), owned, guard=(Path(spec_path),), what=what)  # refuse a bad -o early
     check_size(size, options.max_items, options.max_bytes, target)
     if not slicing:

@@ -664,10 +664,14 @@ def _case_problems(kind: NeedleKind, doc: Document) -> list[Problem]:
             problems.append(Problem(f"unknown case id {case_id!r}", doc.locate(path), dotted(path), hint))
         return problems
     if not kind.cases():
-        path = ("needle", "select")
-        problems.append(
-            Problem("this selection leaves no case to compile", doc.locate(path, prefer_key=True), dotted(path))
-        )
+        at: KeyPath = ("needle", "select")
+        message = "this selection leaves no case to compile"
+        if not selected:  # nothing selected: the kind itself has no case (a plugin's `cases()` returned none)
+            at = ("needle",)
+            message = (
+                f"the needle kind {doc.data['needle'].get('type')!r} has no case to compile (its cases() is empty)"
+            )
+        problems.append(Problem(message, doc.locate(at, prefer_key=True), dotted(at)))
         return problems
     return kind_problems(kind, doc)
 

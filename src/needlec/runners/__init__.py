@@ -13,7 +13,7 @@ from typing import Any
 from needlec.errors import OutputError
 from needlec.runners import files as _files
 from needlec.runners.files import flat_prompt
-from needlec.util.atomic import atomic_directory
+from needlec.util.atomic import WRITTEN, atomic_directory, check_target
 
 Writer = Callable[[list[dict[str, Any]], Path, dict[str, Any]], list[str]]
 
@@ -40,9 +40,10 @@ def export(
     config: Sequence[str] = (),
     options: dict[str, Any] | None = None,
 ) -> list[str]:
-    """Write the runner files for `dataset`'s items into the new folder `out`; returns file names.
+    """Write the runner files for `dataset`'s items into the folder `out`; returns file names.
 
-    `out` must not exist or be empty, so nothing of the user's is replaced.
+    `out` must be missing, empty or an earlier export holding only what it wrote (its `.needlec-written`
+    lists every file), so nothing of the user's is replaced.
     """
     from needlec.scoring.dataset import select_items
 
@@ -57,9 +58,15 @@ def export(
     budget = options.get("max_tokens")
     if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
         raise OutputError(f"--max-tokens must be a positive number of tokens; got {budget!r}")
-    target = Path(out)
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise OutputError(f"{target}: exists and is not empty; choose a new folder")
+    target = check_target(Path(out), _is_export, guard=(Path(dataset),), what="an earlier export")
     chosen = select_items(dataset, tokenizer, config)
-    with atomic_directory(target) as tmp:
+    with atomic_directory(target, _is_export, guard=(Path(dataset),), what="an earlier export") as tmp:
         return RUNNERS[to](chosen, tmp, options)
+
+
+def _is_export(folder: Path) -> bool:
+    """A folder an earlier `export` wrote: its record of what needlec wrote (`.needlec-written`), and none of
+    the files that mark a dataset, a score report or a slice. (The record must list every file in it too.)"""
+    return (folder / WRITTEN).is_file() and not any(
+        (folder / name).exists() for name in ("manifest.json", "summary.json", "slice.json")
+    )

@@ -55,7 +55,8 @@ def write_openai_batch(items: list[dict[str, Any]], out: Path, options: dict[str
         configs = ", ".join(dict.fromkeys(str(it.get("config")) for it in prefixed))
         raise OutputError(
             f"{len(prefixed)} item(s) of config(s) {configs} start their answer with a prefill (`answer_prefix`), "
-            "which the chat completions API cannot continue. Pass --no-answer-prefix to send them without it, "
+            "which the chat completions API cannot continue. Pass --no-answer-prefix (from Python, options="
+            "{'no_answer_prefix': True}) to send them without it, "
             "--config to export the other configs only, or export --to prompts, lm-eval or inspect, which keep it."
         )
     model = options.get("model") or "MODEL"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import numbers
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -114,9 +115,25 @@ def _first(ids: Iterable[str]) -> str:
     return head + (f" (and {len(ids) - SHOW} more)" if len(ids) > SHOW else "")
 
 
+def _as_response(given: object, number: int) -> Response:
+    """A `Response`, or a dict as a responses file's line has it (`{"id": ..., "response": ...}`)."""
+    if isinstance(given, Response):
+        return given
+    origin = f"response {number}"
+    if isinstance(given, Mapping) and "id" in given and "response" in given:
+        text = given["response"]
+        if text is None:
+            return Response(str(given["id"]), "", origin, error="the response is null")
+        if isinstance(text, str):
+            return Response(str(given["id"]), text, origin)
+    raise NeedlecError(
+        f"{origin}: expected a Response or a dict {{'id': ..., 'response': text or None}}; got {given!r:.80}"
+    )
+
+
 def score(
     dataset: str | Path,
-    responses: Sequence[str | Path] | Iterable[Response],
+    responses: str | Path | Sequence[str | Path] | Iterable[Response | Mapping[str, Any]],
     *,
     allow_missing: bool = False,
     allow_unknown: bool = False,
@@ -125,6 +142,10 @@ def score(
     reports: Mapping[str, ReportsSpec | Mapping[str, Any]] | None = None,
 ) -> ScoreResult:
     """Score `responses` against the items of `dataset`.
+
+    `responses` is a responses file (any format `needlec score` reads), a list of them, or the responses
+    themselves: `Response`s or dicts as a JSONL line has them, `{"id": ..., "response": text}` (None for an
+    item the runner got no answer to).
 
     Several responses for one id are averaged. An item without a response is an error unless
     `allow_missing` (then it is left out and counted); a response whose id is not in the dataset
@@ -141,7 +162,7 @@ def score(
     if all(isinstance(r, (str, Path)) for r in responses):
         source = (resp for path in responses for resp in read_responses(path))  # type: ignore[arg-type]
     else:
-        source = responses  # type: ignore[assignment]
+        source = map(_as_response, responses, itertools.count(1))
     failed: dict[str, Response] = {}
     origins: dict[str, str] = {}  # where each id's first response came from (file:line)
     for resp in source:
