@@ -137,6 +137,8 @@ def test_compile_takes_select_as_the_command_lines_strings(tmp_path: Path) -> No
     assert one.items > 44
     with pytest.raises(NeedlecError, match="KEY=V1,V2"):
         needlec.compile(spec, None, select="passkey", dry_run=True)
+    with pytest.raises(NeedlecError, match="a selection's values are"):
+        needlec.compile(spec, None, select={"config": None}, dry_run=True)
 
 
 @pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
@@ -188,6 +190,6 @@ def test_load_items_reads_one_data_file_and_names_bad_arguments(passkey_dataset:
     assert [i.id for i in needlec.load_items(file, config="passkey", split="cl100k_base")] == [r["id"] for r in rows]
     assert list(needlec.load_items(file, config="single")) == []
     with pytest.raises(NeedlecError, match="one config name"):
-        list(needlec.load_items(passkey_dataset, config=["passkey", "single"]))  # type: ignore[arg-type]
+        list(needlec.load_items(passkey_dataset, config=["passkey", "single"]))  # type: ignore[call-overload]
     with pytest.raises(NeedlecError, match=r"not a folder or a \.jsonl/\.parquet data file"):
         list(needlec.load_items(passkey_dataset / "manifest.json"))

@@ -45,7 +45,12 @@ def parse_select(values: Iterable[str]) -> dict[str, list[str]]:
 
 def split_values(values: str | int | float | Iterable[str | int | float]) -> list[str]:
     """The Python API's values as strings: one value, a comma-separated string, or an iterable."""
-    items = [values] if isinstance(values, str | int | float) else list(values)
+    if isinstance(values, str | int | float):
+        items: list[str | int | float] = [values]
+    elif isinstance(values, Iterable) and not isinstance(values, bytes | Mapping):
+        items = list(values)
+    else:
+        raise SelectError(f"a selection's values are a value, a comma-separated string or a list; got {values!r}")
     out: list[str] = []
     for item in items:
         out.extend(v.strip() for v in str(item).split(",") if v.strip())
