@@ -210,3 +210,22 @@ def test_a_written_folder_records_its_files_and_refuses_others(tmp_path: Path) -
         assert foreign_files(listed) == ["marker.txt", "notes.txt"]  # (marker.txt: the manifest lists no data)
         with pytest.raises(OutputError, match=r"notes\.txt"):
             check_target(listed)
+
+
+def test_another_targets_temporary_folders_are_left_alone(tmp_path: Path) -> None:
+    # `out[12]` as a glob pattern matches `out1`: the clean-up of its leftovers must not take out1's work in
+    # progress, nor the previous dataset out1 keeps while it swaps, nor those of a target whose name
+    # begins like this one's
+    busy = tmp_path / f".out1{PARTIAL}0123456789ab"
+    busy.mkdir()
+    (busy / "half.jsonl").write_text("{}\n", encoding="utf-8")
+    kept = _dataset(tmp_path / f".out1{PARTIAL}old-0123456789ab", "previous")
+    longer = tmp_path / f".out[12].x{PARTIAL}0123456789ab"
+    longer.mkdir()
+    mine = tmp_path / f".out[12]{PARTIAL}0123456789ab"  # this target's own leftover goes
+    mine.mkdir()
+    with atomic_directory(tmp_path / "out[12]") as tmp:
+        (tmp / "a.txt").write_text("a", encoding="utf-8")
+    assert (busy / "half.jsonl").is_file() and (kept / "marker.txt").read_text(encoding="utf-8") == "previous"
+    assert longer.is_dir() and not mine.exists()
+    assert (tmp_path / "out[12]" / "a.txt").read_text(encoding="utf-8") == "a"

@@ -42,12 +42,19 @@ def test_ray_compile_is_byte_identical_and_resumes(local_ray: None, tmp_path: Pa
     local = compile_spec(SPEC, tmp_path / "local", options)
     first = compile_on_ray(SPEC, tmp_path / "ray", options, slices=3)
     assert first.items == local.items > 0
+    assert first.built == first.shards > 0 and first.reused == 0  # a fresh run built every shard it merged
     assert _files(tmp_path / "ray") == _files(tmp_path / "local")  # data files, manifest, card, SHA256SUMS
     assert sorted(p.name for p in ray_folder(tmp_path / "ray").iterdir()) == ["slice-1", "slice-2", "slice-3"]
     # a second run finds every slice's shards already built and only merges again
     again = compile_on_ray(SPEC, tmp_path / "ray", CompileOptions(**{**options.__dict__, "force": True}), slices=3)
     assert again.built == 0 and again.reused > 0
     assert _files(tmp_path / "ray") == _files(tmp_path / "local")
+    # a narrower selection replaces the dataset only with --force, which reaches the merge
+    narrow = CompileOptions(**{**options.__dict__, "select": {"length": {"1000"}, "depth": {"0"}}})
+    with pytest.raises(NeedlecError, match="--force"):
+        compile_on_ray(SPEC, tmp_path / "ray", narrow, slices=2)
+    forced = compile_on_ray(SPEC, tmp_path / "ray", CompileOptions(**{**narrow.__dict__, "force": True}), slices=2)
+    assert 0 < forced.items < local.items
 
 
 def test_a_bad_output_is_refused_before_any_task(local_ray: None, tmp_path: Path) -> None:

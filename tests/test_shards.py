@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -151,6 +152,36 @@ def test_slices_merge_into_the_single_machine_dataset(tmp_path: Path, capsys: py
     assert main(["compile", str(spec), "--shard", "2/3", "--select", "length=1000", "-o", str(other), "-q"]) == 0
     assert main(["merge", "-o", str(tmp_path / "mixed"), str(slices[0]), str(other), str(slices[2]), "-q"]) == 2
     assert "is a slice of another compile" in capsys.readouterr().err
+
+    # a finished slice compiled again reuses its own shards and stays byte for byte the same
+    before = tree_bytes(slices[0])
+    capsys.readouterr()
+    assert main(["compile", str(spec), "--shard", "1/3", "-o", str(slices[0]), "-q"]) == 0
+    assert f"{len(names[0])} of {len(names[0])} shards reused" in capsys.readouterr().out
+    assert tree_bytes(slices[0]) == before
+
+    # a slice given twice is named
+    twice = [str(slices[0]), str(slices[0]), str(slices[1]), str(slices[2])]
+    assert main(["merge", "-o", str(tmp_path / "twice"), *twice, "-q"]) == 2
+    assert "are both slice 1/3" in capsys.readouterr().err
+
+    # a merge replaces a wider dataset only with --force, which merge takes as compile does
+    wider = tmp_path / "wider"
+    assert main(["compile", str(spec), "-o", str(wider), "-q"]) == 0
+    narrow = [tmp_path / f"narrow{i}" for i in (1, 2)]
+    for i, folder in enumerate(narrow, start=1):
+        assert (
+            main(["compile", str(spec), "--shard", f"{i}/2", "--select", "length=1000", "-o", str(folder), "-q"]) == 0
+        )
+    capsys.readouterr()
+    assert main(["merge", "-o", str(wider), *map(str, narrow), "-q"]) == 2
+    assert "--force" in capsys.readouterr().err and tree_bytes(wider) == tree_bytes(whole)
+    assert main(["merge", "-o", str(wider), *map(str, narrow), "--force", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "shards reused" not in out  # a merge builds nothing and reuses nothing: it joins
+    assert {p.parent.name for p in (wider / "data").rglob("*.jsonl")} == {"default"}
+    rows = [json.loads(line) for path in (wider / "data").rglob("*.jsonl") for line in path.open(encoding="utf-8")]
+    assert rows and {row["context_length"] for row in rows} == {1000}
 
 
 def test_bad_shard_and_jobs_are_clean_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

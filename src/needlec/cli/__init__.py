@@ -128,7 +128,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from needlec.compile.pipeline import CompileOptions, merge_slices
 
     clock = _Clock()
-    options = CompileOptions(progress=not args.quiet, cache_dir=Path(args.cache_dir) if args.cache_dir else None)
+    options = CompileOptions(
+        progress=not args.quiet, cache_dir=Path(args.cache_dir) if args.cache_dir else None, force=args.force
+    )
     result = merge_slices([Path(s) for s in args.slices], args.output, args.spec, options)
     assert result.manifest is not None
     print(
@@ -136,7 +138,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         f"to {result.out_dir}"
     )
     print(f"content hash {result.manifest['content_hash']}")
-    print(_final_line(result.items, result.tokens, _folder_bytes(result.out_dir), result, clock))
+    print(_final_line(result.items, result.tokens, _folder_bytes(result.out_dir), None, clock))  # (nothing built)
     return 0
 
 
@@ -405,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("slices", nargs="+", metavar="SLICE", help="slice folders, one per --shard I/N")
     p.add_argument("-o", "--output", required=True, metavar="DIR", help="output dataset folder (as for compile)")
     p.add_argument("--spec", metavar="SPEC", help="the spec file, when it is not at the path the slices recorded")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a dataset in DIR compiled from another spec or holding items the slices leave out "
+        "(as for compile)",
+    )
     p.add_argument("--cache-dir", metavar="DIR", help="download and filter cache (default: as compile)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.set_defaults(func=cmd_merge)

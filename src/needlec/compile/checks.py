@@ -6,8 +6,30 @@ from collections.abc import Callable
 
 from needlec.compile.overlap import budget_key
 from needlec.dataset.item import Item
+from needlec.placement.engine import depth_miss, pushed_depths
 from needlec.spec.models import Spec
 from needlec.tokenizer import Tokenizer
+
+
+def held_depths(
+    item: Item, tokenizer: Tokenizer, count: Callable[[str], int] | None = None
+) -> dict[int, tuple[float, float]]:
+    """The range of depths each target needle counts as on target in (by needle index): from its target depth
+    as far as it can be reached (`reachable_depths`) to where the target needles before it push it
+    (`pushed_depths`)."""
+    count = count or tokenizer.count
+    reachable = reachable_depths(item, tokenizer, count)
+    indexes = sorted(reachable)
+    needles = item.needles
+    aimed = [min(needles[i].target_depth_percent, reachable[i]) for i in indexes]
+    offsets = [needles[i].token_offset for i in indexes]
+    counts: dict[str, int] = {}
+    for i in indexes:
+        if needles[i].text not in counts:
+            counts[needles[i].text] = count(needles[i].text)
+    tokens = [counts[needles[i].text] for i in indexes]
+    pushed = pushed_depths(aimed, offsets, tokens, item.context_tokens or 1)
+    return {i: (low, high) for i, low, high in zip(indexes, aimed, pushed, strict=True)}
 
 
 def reachable_depths(item: Item, tokenizer: Tokenizer, count: Callable[[str], int] | None = None) -> dict[int, float]:
@@ -44,7 +66,8 @@ def check_item(
     """Length and depth contract checks; with `verify`, also re-encode the item in full (slow, exact).
 
     A target depth beyond what the needle can reach (100% means the needle ends the context, so it
-    starts one needle-length earlier) is measured against the reachable depth instead; the needles are
+    starts one needle-length earlier) is measured against the reachable depth instead, and a needle that
+    the target needles before it push deeper counts as on target up to where they push it; the needles are
     counted by `count` where given (the compile's seam counter, which counts a long needle through its
     cut: an FWE item's 100 blocks of coded words cost more to encode whole than the item to build).
     """
@@ -55,15 +78,16 @@ def check_item(
         pass  # no target: the needles are the whole context and the length is what they measure
     elif abs(counted - (wanted := item.context_length - spec.length.buffer - reserve)) > spec.length.tolerance:
         problems.append(f"{item.id}: {counted} tokens, target {wanted}")
-    reachable = reachable_depths(item, tokenizer, count) if spec.length.counted != "needles" else {}
+    held = held_depths(item, tokenizer, count) if spec.length.counted != "needles" else {}
     for i, needle in enumerate(item.needles):
         if needle.role != "target" or spec.length.counted == "needles":
             continue
-        target = min(needle.target_depth_percent, reachable[i])
-        if abs(needle.depth_percent - target) > spec.placement.depth_tolerance:
+        low, high = held[i]
+        if depth_miss(needle.depth_percent, low, high) > spec.placement.depth_tolerance:
+            target = f"{low}%" if high - low < 1e-9 else f"{low}% (up to {round(high, 4)}% after the needles before it)"
             problems.append(
                 f"{item.id}: needle {i} at depth {needle.depth_percent}%, target "
-                f"{target}% (tolerance {spec.placement.depth_tolerance})"
+                f"{target} (tolerance {spec.placement.depth_tolerance})"
             )
     if verify:
         context = item.context()

@@ -67,7 +67,19 @@ def compile_on_ray(
     if started:
         settings: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         if address:
-            ray.init(address=address, **settings)
+            try:
+                ray.init(address=address, **settings)
+            except (ConnectionError, ValueError, RuntimeError, ImportError) as exc:
+                client = (
+                    " (a ray:// address needs the Ray Client: pip install 'ray[client]')"
+                    if "client" in str(exc).lower()
+                    else ""
+                )
+                raise NeedlecError(
+                    f"--ray-address {address}: no Ray cluster could be joined ({type(exc).__name__}: {exc}){client}. "
+                    "Start one first (`ray start --head` on its head node), or leave out --ray-address to run a "
+                    "local Ray instance with --jobs CPUs."
+                ) from None
         else:
             ray.init(num_cpus=max(1, options.jobs), **settings)
     try:
@@ -83,12 +95,13 @@ def compile_on_ray(
             for i, path in enumerate(paths, start=1)
         }
         done = 0
+        built = 0
         failures: list[str] = []
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             index = pending.pop(ready[0])
             try:
-                ray.get(ready[0])
+                built += ray.get(ready[0])[1]
             except Exception as exc:  # a task's error comes back wrapped; the other slices are kept
                 cause = getattr(exc, "cause", None) or exc
                 failures.append(f"slice {index}/{count}: {cause}")
@@ -105,4 +118,6 @@ def compile_on_ray(
     finally:
         if started:
             ray.shutdown()
-    return merge_slices(paths, out, spec, replace(options, shard=None, slices=()))
+    merged = merge_slices(paths, out, spec, replace(options, shard=None, slices=()))
+    # the merge takes every shard from the slices: what this run built is what the tasks built
+    return replace(merged, built=built, reused=merged.built + merged.reused - built)

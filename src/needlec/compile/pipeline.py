@@ -560,7 +560,9 @@ def compile_spec(
     )
     mine = [b for b in blocks if in_shard(b, options.shard)]
     out = Path(out_dir)
-    store = ShardStore(store_dir(target), [Path(s) / SLICE_SHARDS for s in options.slices])
+    # a slice written before by the same compile (a rerun, as `--executor ray` makes): its shards are reused
+    previous = target / SLICE_SHARDS if slicing and _same_slice(target, blocks, options) else None
+    store = ShardStore(store_dir(target), [Path(s) / SLICE_SHARDS for s in options.slices], previous)
     with atomic_directory(out, owned, guard=(Path(spec_path),), what=what) as tmp:
         if options.slices:
             missing = [b for b in mine if store.find(b.name) is None]
@@ -577,7 +579,7 @@ def compile_spec(
             else:
                 summaries[block.index] = found
         reused = len(summaries)
-        if reused and options.progress:
+        if reused and options.progress and not options.slices:  # (a merge takes every shard from its slices)
             print(f"resuming: {reused} of {len(mine)} shard(s) already built in {store.root}", file=sys.stderr)
         if store.damaged and options.progress:
             print(
@@ -683,7 +685,15 @@ def merge_slices(
                 f"{folder} is a slice of another compile than {slices[0]} (another spec, selection, shard count "
                 "or needlec version); merge only the slices of one `--shard I/N` run"
             )
-    have = sorted({int(r["shard"][0]) for r in records})
+    seen: dict[int, Path] = {}
+    for folder, record in zip(slices, records, strict=True):
+        index = int(record["shard"][0])
+        if index in seen:
+            raise NeedlecError(
+                f"{seen[index]} and {folder} are both slice {index}/{count} of the compile; give each slice once"
+            )
+        seen[index] = Path(folder)
+    have = sorted(seen)
     lacking = sorted(set(range(1, count + 1)) - set(have))
     if lacking:
         raise NeedlecError(
@@ -703,6 +713,7 @@ def merge_slices(
         max_items=base.max_items,
         max_bytes=base.max_bytes,
         strict=base.strict,
+        force=base.force,
         slices=tuple(Path(s) for s in slices),
     )
     return compile_spec(spec, out_dir, merged)
@@ -726,9 +737,45 @@ def _write_slice(
     folder = tmp / SLICE_SHARDS
     folder.mkdir()
     for block in mine:
+        source = store.find(block.name)
         for suffix in (".jsonl", ".json"):
-            os.replace(store.root / f"{block.name}{suffix}", folder / f"{block.name}{suffix}")
-    record = {
+            name = f"{block.name}{suffix}"
+            if source == store.root:
+                os.replace(store.root / name, folder / name)
+            else:  # a shard of the slice this one replaces: linked (or copied), as that folder goes at the swap
+                _link_or_copy(store.lines(block.name).with_suffix(suffix), folder / name)
+    record = _slice_record(plan, mine, blocks, options)
+    (tmp / SLICE_FILE).write_bytes(canonical.dumps(record, indent=True) + b"\n")
+
+
+def _link_or_copy(source: Path, destination: Path) -> None:
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
+
+
+def _same_slice(target: Path, blocks: list[Block], options: CompileOptions) -> bool:
+    """Whether `target` is a slice of this very compile and share (same shards, code, selection and check), so
+    that its shards are this run's."""
+    if not is_slice(target):
+        return False
+    try:
+        record = read_slice(target)
+    except (NeedlecError, ValueError):
+        return False
+    assert options.shard is not None
+    return (
+        record.get("compile") == sha256_json([b.name for b in blocks])
+        and record.get("shard") == list(options.shard)
+        and record.get("code") == code_version()
+        and record.get("verify") == options.verify
+    )
+
+
+def _slice_record(plan: Plan, mine: list[Block], blocks: list[Block], options: CompileOptions) -> dict[str, Any]:
+    assert options.shard is not None
+    return {
         "needlec_slice": 1,
         "needlec_version": __version__,
         "code": code_version(),
@@ -740,7 +787,6 @@ def _write_slice(
         "shards": len(mine),
         "compile": sha256_json([b.name for b in blocks]),
     }
-    (tmp / SLICE_FILE).write_bytes(canonical.dumps(record, indent=True) + b"\n")
 
 
 def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:

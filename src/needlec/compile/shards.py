@@ -194,9 +194,10 @@ class DamagedShard(NeedlecError):
 class ShardStore:
     """Finished shards: one folder that this compile writes, plus read-only folders (slices)."""
 
-    def __init__(self, root: Path, extra: Iterable[Path] = ()) -> None:
+    def __init__(self, root: Path, extra: Iterable[Path] = (), previous: Path | None = None) -> None:
         self.root = root
         self.extra = list(extra)
+        self.previous = previous  # the shards of the slice this compile replaces (its own, from an earlier run)
         self.damaged: list[str] = []  # shards of this store found damaged, to be built again
 
     def open(self) -> None:
@@ -213,7 +214,7 @@ class ShardStore:
 
     def find(self, name: str) -> Path | None:
         """The folder that holds the finished shard `name`, if any."""
-        for folder in [self.root, *self.extra]:
+        for folder in [self.root, *self.extra, *([self.previous] if self.previous is not None else [])]:
             if (folder / f"{name}.json").is_file() and (folder / f"{name}.jsonl").is_file():
                 return folder
         return None
@@ -231,7 +232,7 @@ class ShardStore:
             summary = None
         if summary is not None and summary.matches(folder / f"{name}.jsonl"):
             return summary
-        if folder != self.root:
+        if folder != self.root and folder != self.previous:
             raise DamagedShard(
                 f"shard {name} in {folder} is damaged: its lines file does not match the size and sha256 its "
                 f"summary records (or the summary does not read). Compile that slice again (the same "

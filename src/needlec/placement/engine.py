@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import operator
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -1693,13 +1694,51 @@ def _end_with_deepest(
     return _measure(counter, index.text, begin, end, inserts, needles, order, target, context_tokens)
 
 
+def pushed_depths(aimed: Sequence[float], offsets: Sequence[int], tokens: Sequence[int], total: int) -> list[float]:
+    """How deep each needle is pushed by the needles before it: in context order (by token offset), needle
+    i is no shallower than its aimed depth nor than the needle before it plus that needle's tokens, in
+    percent of `total` context tokens. Needles aimed at close depths (RULER FWE's 100 blocks, which fill
+    most of the context, at random depths) cannot all sit at them: each takes its room, and the ones after
+    it come later. `aimed` is each needle's depth as far as the needles after it let it be reached."""
+    n = len(aimed)
+    if n >= SNAP_VECTOR_MIN:  # CWE's and FWE's hundreds: the same recurrence with numpy
+        import numpy as np
+
+        ranked = np.argsort(np.asarray(offsets, dtype=np.int64), kind="stable")
+        room = 100.0 * np.asarray(tokens, dtype=np.float64)[ranked] / total
+        before = np.concatenate(([0.0], np.cumsum(room)[:-1]))  # the room of the needles before each, in order
+        # e_k = max(a_k, e_(k-1) + room_(k-1)) is before_k + the running max of a_j - before_j; a needle no
+        # earlier one pushes keeps its aimed depth exactly
+        own = np.asarray(aimed, dtype=np.float64)[ranked]
+        lead = own - before
+        most = np.maximum.accumulate(lead)
+        pushed = np.where(most > lead, before + most, own)
+        spread = np.empty(n, dtype=np.float64)
+        spread[ranked] = pushed
+        return [float(x) for x in spread]
+    out = list(aimed)
+    floor = -math.inf
+    for k in sorted(range(n), key=offsets.__getitem__):
+        out[k] = max(out[k], floor)
+        floor = out[k] + 100.0 * tokens[k] / total
+    return out
+
+
+def depth_miss(achieved: float, aimed: float, pushed: float) -> float:
+    """How far a needle is from where it could be held: from its aimed depth up to where the needles before
+    it push it (`pushed_depths`), any depth counts as on target."""
+    return max(0.0, aimed - achieved, achieved - pushed)
+
+
 def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int], targets: int) -> float:
     """The largest distance of a target needle from its depth, a depth it cannot reach counted as the
-    deepest it can (the needles from it to the end need their tokens), as the compile's check does."""
+    deepest it can (the needles from it to the end need their tokens), and one the needles before it push
+    it past counted as reached up to there (`depth_miss`), as the compile's check does."""
     total = placed.context_tokens or 1
     worst = 0.0
     achieved = placed.depths()
     chars = placed.needle_chars
+    offsets = placed.needle_tokens[:targets]
     if targets >= SNAP_VECTOR_MIN:  # CWE's 300 words: the same sums with numpy
         import numpy as np
 
@@ -1710,7 +1749,10 @@ def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int
         reach = after[np.searchsorted(at[ranked], at, side="left")]
         reachables = 100.0 * np.maximum(0, total - reach) / total
         aimed = np.minimum(np.asarray(depths[:targets], dtype=np.float64), reachables)
-        return max(worst, float(np.abs(np.asarray(achieved[:targets], dtype=np.float64) - aimed).max()))
+        pushes = np.asarray(pushed_depths(aimed.tolist(), offsets, needle_tokens[:targets], total))
+        got = np.asarray(achieved[:targets], dtype=np.float64)
+        miss = np.maximum(np.maximum(aimed - got, got - pushes), 0.0)
+        return max(worst, float(miss.max()))
     # tails[i]: tokens of the target needles at or after needle i's character (ties included), by one
     # pass over them from the last one back
     tails = [0] * targets
@@ -1724,10 +1766,10 @@ def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int
             if chars[by_char[m]] != chars[k]:
                 break
             tails[by_char[m]] = running
+    aims = [min(depths[i], 100.0 * max(0, total - tails[i]) / total) for i in range(targets)]
+    pushed = pushed_depths(aims, offsets, needle_tokens[:targets], total)
     for i in range(targets):
-        tail = tails[i]
-        reachable = 100.0 * max(0, total - tail) / total
-        worst = max(worst, abs(achieved[i] - min(depths[i], reachable)))
+        worst = max(worst, depth_miss(achieved[i], aims[i], pushed[i]))
     return worst
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import glob
 import json
 import os
 import re
@@ -218,14 +219,25 @@ def _unlock(target: Path, handle: IO[bytes]) -> None:
     handle.close()
 
 
+def _leftovers(target: Path, old: bool) -> list[Path]:
+    """This target's own temporary folders (`.NAME.partial-<hex>`, or with `old` the saved previous folders
+    `.NAME.partial-old-<hex>`), by exact name: never another target's, whatever characters NAME holds."""
+    head = f".{target.name}{PARTIAL}{OLD if old else ''}"
+    return sorted(
+        p
+        for p in target.parent.glob(glob.escape(head) + "*")
+        if re.fullmatch(r"[0-9a-f]+", p.name[len(head) :]) is not None
+    )
+
+
 def _clean_leftovers(target: Path) -> None:
-    olds = sorted(target.parent.glob(f".{target.name}{PARTIAL}{OLD}*"))
+    olds = _leftovers(target, old=True)
     if olds and not target.exists():
         raise OutputError(
             f"an earlier run was interrupted while replacing {target}; the previous folder is safe at "
             f"{olds[0]}. Restore it with `mv {olds[0]} {target}` (or delete it), then run again."
         )
-    for stale in target.parent.glob(f".{target.name}{PARTIAL}*"):
+    for stale in _leftovers(target, old=False) + olds:
         shutil.rmtree(stale, ignore_errors=True)
 
 
