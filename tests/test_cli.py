@@ -102,6 +102,15 @@ def test_schema_writes_only_a_schema(tmp_path: Path) -> None:
         done = run("schema", "-o", str(bad))
         assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr
     assert other.read_text() == '{"needlec_version": "0"}'
+    # a schema of the user's own is a JSON Schema, but not one needlec wrote
+    mine = tmp_path / "mine.schema.json"
+    mine.write_text('{"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "mine"}')
+    done = run("schema", "-o", str(mine))
+    assert done.returncode == 2 and "it is not a JSON Schema needlec wrote" in done.stderr
+    assert json.loads(mine.read_text())["title"] == "mine"
+    # the item schema may replace the spec schema needlec wrote there
+    assert run("schema", "--item", "-o", str(target)).returncode == 0
+    assert json.loads(target.read_text())["title"] == "Item"
 
 
 def test_a_reader_that_stops_reading_is_no_error() -> None:

@@ -9,6 +9,7 @@ the compile refused the shipped benchmark for it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from pathlib import Path
@@ -41,7 +42,7 @@ def _pushed_reference(aimed: list[float], offsets: list[int], tokens: list[int],
     """The recurrence written out plainly, for the many-needle path (numpy) to be checked against."""
     order = sorted(range(len(aimed)), key=lambda k: offsets[k])
     out = list(aimed)
-    for previous, k in zip(order, order[1:]):
+    for previous, k in itertools.pairwise(order):
         out[k] = max(aimed[k], out[previous] + 100.0 * tokens[previous] / total)
     return out
 

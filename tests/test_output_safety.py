@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -26,7 +27,10 @@ def _dataset(folder: Path, marker: str = "v1") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "manifest.json").write_text(json.dumps({"needlec_version": "0", "configs": {}}), encoding="utf-8")
     (folder / "marker.txt").write_text(marker, encoding="utf-8")
-    (folder / "SHA256SUMS").write_text(f"{'0' * 64}  manifest.json\n{'0' * 64}  marker.txt\n", encoding="utf-8")
+    digest = {
+        name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in ("manifest.json", "marker.txt")
+    }
+    (folder / "SHA256SUMS").write_text("".join(f"{h}  {name}\n" for name, h in digest.items()), encoding="utf-8")
     return folder
 
 
@@ -229,3 +233,24 @@ def test_another_targets_temporary_folders_are_left_alone(tmp_path: Path) -> Non
     assert (busy / "half.jsonl").is_file() and (kept / "marker.txt").read_text(encoding="utf-8") == "previous"
     assert longer.is_dir() and not mine.exists()
     assert (tmp_path / "out[12]" / "a.txt").read_text(encoding="utf-8") == "a"
+
+
+def test_a_dataset_whose_card_was_edited_is_not_replaced(tmp_path: Path) -> None:
+    # a dataset folder as a compile leaves it: SHA256SUMS lists the card and the manifest with their hashes
+    target = tmp_path / "ds"
+    target.mkdir()
+    (target / "manifest.json").write_text(json.dumps({"needlec_version": "0", "configs": {}}), encoding="utf-8")
+    (target / "README.md").write_text("# card\n", encoding="utf-8")
+    sums = "".join(
+        f"{hashlib.sha256((target / name).read_bytes()).hexdigest()}  {name}\n"
+        for name in ("README.md", "manifest.json")
+    )
+    (target / "SHA256SUMS").write_text(sums, encoding="utf-8")
+    with atomic_directory(target) as tmp:  # as written: replaced
+        (tmp / "manifest.json").write_text(json.dumps({"needlec_version": "0", "configs": {}}), encoding="utf-8")
+        (tmp / "README.md").write_text("# card\n", encoding="utf-8")
+        (tmp / "SHA256SUMS").write_text(sums, encoding="utf-8")
+    (target / "README.md").write_text("# card\n\nMy notes on this run.\n", encoding="utf-8")
+    with pytest.raises(OutputError, match=r"README\.md changed since needlec wrote it"), atomic_directory(target):
+        pass
+    assert "My notes" in (target / "README.md").read_text(encoding="utf-8")

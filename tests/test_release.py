@@ -230,6 +230,25 @@ def test_publish_a_catalogue_to_a_folder_and_download_from_it(built: tuple[Path,
     original = sorted((out / "atc-tree-open" / "data").rglob("*.jsonl"))
     copied = sorted((tmp_path / "got" / "data").rglob("*.jsonl"))
     assert [p.read_bytes() for p in copied] == [p.read_bytes() for p in original]
+    # publishing again replaces the folder it wrote; a folder of the user's, or a file, is never replaced
+    assert publish_catalogue(out, str(target)) == published
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "catalogue.json").write_text('{"mine": true}', encoding="utf-8")
+    with pytest.raises(NeedlecError, match="refusing to replace"):
+        publish_catalogue(out, str(mine))
+    assert (mine / "catalogue.json").read_text(encoding="utf-8") == '{"mine": true}'
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    with pytest.raises(NeedlecError, match="existing file"):
+        publish_catalogue(out, str(tmp_path / "afile"))
+    for inside in (out / "niah", out / "new"):  # inside the release folder it reads
+        with pytest.raises(NeedlecError, match="inside the release folder"):
+            publish_catalogue(out, str(inside))
+    assert not (out / "new").exists()
+    # nor may a download land inside the catalogue folder it reads from
+    with pytest.raises(NeedlecError, match="inside the catalogue folder"):
+        download_entry("niah", target / "atc-tree-open", str(target))
+    assert (target / "atc-tree-open" / "manifest.json").is_file()
 
 
 def test_specs_with_one_name_are_refused(tmp_path: Path) -> None:

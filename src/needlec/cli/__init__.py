@@ -81,9 +81,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         raise NeedlecError(f"--jobs must be at least 1; got {options.jobs}")
     out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
     if not args.dry_run:
+        share = f"slice {args.shard} (one shard in {options.shard[1]}) of " if options.shard else ""
         options.announce = lambda size: print(
-            f"compiling {size.items:,} items ({size.tokens:,} context tokens, about {human_bytes(size.bytes)}) "
-            f"into {out}",
+            f"compiling {share}{size.items:,} items ({size.tokens:,} context tokens, about "
+            f"{human_bytes(size.bytes)}) into {out}",
             flush=True,
         )
     if args.executor == "ray" and not args.dry_run:
@@ -199,8 +200,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 2 if failed else 0
 
 
+SCHEMA_ID_PREFIX = "https://needlec.dev/schema/"
+"""The start of the `$id` of every schema `needlec schema` writes (spec, item, manifest)."""
+
+
 def _check_schema_target(out: Path) -> None:
-    """`schema -o` replaces only a JSON Schema (one it wrote before); a folder or any other file is refused."""
+    """`schema -o` replaces only a JSON Schema it wrote before (its `$id` is needlec's); a folder or any other
+    file, a hand-written schema included, is refused."""
     if out.is_dir():
         raise OutputError(f"refusing to write {out}: it is a folder; name a file, e.g. {out / 'spec.schema.json'}")
     if not out.exists():
@@ -209,10 +215,10 @@ def _check_schema_target(out: Path) -> None:
         old = json.loads(out.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         old = None
-    if not (isinstance(old, dict) and "$schema" in old):
-        raise OutputError(
-            f"refusing to overwrite {out}: it is not a JSON Schema; name a new file. Nothing was changed."
-        )
+    ours = isinstance(old, dict) and "$schema" in old and str(old.get("$id", "")).startswith(SCHEMA_ID_PREFIX)
+    if not ours:
+        what = "a JSON Schema needlec wrote" if isinstance(old, dict) and "$schema" in old else "a JSON Schema"
+        raise OutputError(f"refusing to overwrite {out}: it is not {what}; name a new file. Nothing was changed.")
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

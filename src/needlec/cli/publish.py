@@ -166,8 +166,8 @@ def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         description="Compile every spec given (files or folders; default: the specs/ folder here) into DIR/NAME, "
         "NAME being each spec's `name`, verify each, and describe them in DIR/catalogue.json (name, family, "
         "paper, configs, splits, items, tokens, bytes, content hash, the licence of each haystack) with "
-        "DIR/SHA256SUMS over every file. With --pilot each dataset is a pilot slice: every config at its "
-        "shortest length and first depth, repeat 0. A release that stops keeps what it finished; run it "
+        "DIR/SHA256SUMS over every file of the release. With --pilot each dataset is a pilot slice: every "
+        "config at its shortest length and first depth, repeat 0. A release that stops keeps what it finished; run it "
         "again to build only the rest. Specs whose haystacks must be downloaded are skipped unless --online.",
     )
     p.add_argument("specs", nargs="*", metavar="SPEC", help="spec files or folders of specs (default: specs)")

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from needlec.errors import NeedlecError, OutputError
+from needlec.util.atomic import atomic_directory
 from needlec.util.sums import SUMS, every_file, write_sums
 from needlec.version import __version__
 
@@ -327,16 +328,25 @@ def publish_catalogue(
         raise NeedlecError(f"{to}: give the organisation only (hf://ORG); each dataset goes to hf://ORG/NAME")
     published = dict(catalogue)
     published["datasets"] = []
+    if org is None and not dry_run:  # a folder: written whole beside it and swapped in, under the -o rules
+        there = Path(to).resolve()
+        if there == source.resolve() or source.resolve() in there.parents:
+            raise OutputError(f"refusing to publish into {to}: it is inside the release folder {source} being read")
+        with atomic_directory(Path(to), _is_published, guard=(source,), what="a published catalogue") as tmp:
+            for item in catalogue["datasets"]:
+                name = str(item["name"])
+                log(f"{name}: publishing to {Path(to) / name}")
+                publish(source / str(item["path"]), str(tmp / name), log=log)
+                published["datasets"].append(dict(item))
+            _write_catalogue(tmp, published)
+        return published
     for item in catalogue["datasets"]:
         name = str(item["name"])
         target = f"hf://{org}/{name}" if org is not None else str(Path(to) / name)
         log(f"{name}: publishing to {target}")
         publish(source / str(item["path"]), target, dry_run=dry_run, private=private, log=log)
         published["datasets"].append({**item, **({"repo": f"{org}/{name}"} if org is not None else {})})
-    if dry_run:
-        return published
-    if org is None:
-        _write_catalogue(Path(to), published)
+    if dry_run or org is None:
         return published
     import tempfile
 
@@ -348,6 +358,15 @@ def publish_catalogue(
         write_sums(staged, [CATALOGUE])
         upload(staged, f"{org}/{CATALOGUE_REPO}", os.environ.get(TOKEN_ENV, ""), private, "Publish the catalogue")
     return published
+
+
+def _is_published(folder: Path) -> bool:
+    """A folder `publish --catalogue --to PATH` wrote: a catalogue of datasets, and no release's `SHA256SUMS`."""
+    try:
+        data = json.loads((folder / CATALOGUE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and isinstance(data.get("datasets"), list) and not (folder / SUMS).is_file()
 
 
 def load_catalogue(source: str) -> tuple[dict[str, Any], Path | None, str | None]:
@@ -382,6 +401,12 @@ def download_entry(name: str, dest: str | Path, catalogue_source: str, token: st
         raise NeedlecError(f"{dataset} has no config {config!r}; its configs: {', '.join(item.get('configs', []))}")
     configs = {config} if config else None
     if folder is not None:
+        root, there = folder.resolve(), Path(dest).resolve()
+        if there == root or root in there.parents:
+            raise OutputError(
+                f"refusing to download into {dest}: it is inside the catalogue folder {folder} being read, whose "
+                "datasets it could replace; choose a folder outside it"
+            )
         source = str(folder / str(item["path"]))
     elif item.get("repo"):
         source = f"hf://{item['repo']}"

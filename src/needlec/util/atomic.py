@@ -39,7 +39,7 @@ from types import FrameType
 from typing import IO
 
 from needlec.errors import OutputError
-from needlec.util.sums import SUMS
+from needlec.util.sums import SUMS, file_digest
 
 PARTIAL = ".partial-"
 OLD = "old-"
@@ -116,6 +116,24 @@ def foreign_files(folder: Path) -> list[str]:
     return sorted(q for q in (p.relative_to(folder).as_posix() for p in found) if q not in listed)
 
 
+def edited_files(folder: Path) -> list[str]:
+    """Files of `folder` that its `SHA256SUMS` lists but whose bytes are no longer the ones listed: edited since
+    needlec wrote them (a note added to the card, say). Data files (under a `data` folder) are left out: they
+    can be gigabytes, and they are needlec's output alone."""
+    try:
+        text = (folder / SUMS).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    edited = []
+    for match in map(_SUMS_LINE.fullmatch, (line.strip() for line in text.splitlines())):
+        if match is None or "data" in Path(match.group(2)).parts[:-1]:
+            continue
+        path = folder / match.group(2)
+        if path.is_file() and not path.is_symlink() and file_digest(path)[0] != match.group(1):
+            edited.append(match.group(2))
+    return sorted(edited)
+
+
 def _record_written(folder: Path) -> None:
     """Write `.needlec-written` into a finished folder that has no `SHA256SUMS` to say what it holds."""
     if (folder / SUMS).is_file():
@@ -160,6 +178,14 @@ def check_target(
             "choose another folder or empty this one yourself."
         )
     foreign = foreign_files(resolved) if resolved.is_dir() else []
+    edited = edited_files(resolved) if resolved.is_dir() and not foreign else []
+    if edited:
+        shown = ", ".join(edited[:5]) + (f" and {len(edited) - 5} more" if len(edited) > 5 else "")
+        raise OutputError(
+            f"refusing to replace {target}: {shown} changed since needlec wrote {'it' if len(edited) == 1 else 'them'} "
+            f"(the folder's {SUMS} records what was written), and replacing the folder would lose the changes. "
+            "Copy them elsewhere or restore the files, or choose another folder; nothing was changed."
+        )
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise OutputError(
