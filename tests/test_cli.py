@@ -187,3 +187,19 @@ def test_a_dry_run_refuses_the_output_its_compile_would_refuse(tmp_path: Path) -
     result = run("compile", str(SPECS / "niah.yaml"), "--dry-run", "-o", str(mine))
     assert result.returncode == 2 and "refusing to replace" in result.stderr, result.stderr
     assert (mine / "notes.txt").read_text() == "keep"
+
+
+def test_overlap_measures_a_spec_that_breaks_its_budget(tmp_path: Path) -> None:
+    # NIAH's question shares most of its words with its needle: a 0.1 budget is broken before any haystack,
+    # which `validate` refuses; `overlap` is where an author sees by how much, so it measures it anyway
+    spec = tmp_path / "tight.yaml"
+    spec.write_text(
+        f"extends: {SPECS / 'niah.yaml'}\nname: tight\n"
+        "overlap_budgets:\n  - {metric: rouge1_precision, max: 0.1, against: needle}\n",
+        encoding="utf-8",
+    )
+    assert run("validate", str(spec)).returncode == 2
+    shown = run("overlap", str(spec))
+    assert shown.returncode == 0, shown.stderr
+    row = next(line.split() for line in shown.stdout.splitlines() if line.startswith("single "))
+    assert float(row[2]) > 0.1  # rouge1/needle, the column after `items`

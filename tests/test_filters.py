@@ -255,3 +255,17 @@ def test_filter_command_prints_removals_and_writes_the_audit(tmp_path: Path) -> 
     assert "(from cache" in again.stdout and "1 from cache, 0 ran now" in again.stdout
     wrong = subprocess.run([*args, "--config", "nope"], capture_output=True, text=True, timeout=120)
     assert wrong.returncode == 2 and "no config named nope (configs: default)" in wrong.stderr
+    # with `action: redact` the sentence stays, replaced by the redaction: the report says so
+    redacting = write_spec(
+        tmp_path / "redact",
+        "Keep me. The yellow tram is here. Keep me too.",
+        [{"type": "literal_terms", "from_spec": ["answers"], "action": "redact", "redaction": "[cut]"}],
+    )
+    shown = subprocess.run(
+        [needlec, "filter", str(redacting), "--cache-dir", str(tmp_path / "cache"), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "redacted 1 sentence(s), 24 characters (each replaced by its redaction)" in shown.stdout  # the sentence

@@ -66,9 +66,15 @@ def test_every_shipped_spec_has_a_full_page(site: tuple[Path, Any]) -> None:
             assert svg.startswith(b"<?xml") and b"<svg" in svg and b"<dc:date>" not in svg
         html = (result.output / "generated" / "benchmarks" / name / "index.html").read_text(encoding="utf-8")
         assert html.count('class="needlec-plot"') == 2 and "lengths.svg" in html and "depths.svg" in html
+        spec_path = next(p for p in SPECS if yaml.safe_load(p.read_text(encoding="utf-8"))["name"] == name)
+        assert f"| spec | `specs/{spec_path.relative_to(ROOT / 'specs').as_posix()}` |" in page  # sub-folder and all
         if name in NO_PREVIEW:  # nothing compiled offline: the page says why and how to compile a slice
             assert f"No items were compiled for this page: {NO_PREVIEW[name]}" in page
             assert "load_dataset(" in page and "needlec compile specs/mlneedle/" in page
+            # and claims nothing about a compile that did not run: the filters are the spec's
+            assert f"Not known, as no items were compiled for this page: {NO_PREVIEW[name]}" in page
+            assert f"Not measured, as no items were compiled for this page: {NO_PREVIEW[name]}" in page
+            assert "The spec cleans its haystack with `literal_terms` (source 1)" in page
             continue
         samples = re.findall(r'<details class="needlec-sample".*?</details>', page, flags=re.DOTALL)
         # every sample with a needle shows it highlighted; a needle-absent existence item (an MLNeedle
@@ -76,6 +82,9 @@ def test_every_shipped_spec_has_a_full_page(site: tuple[Path, Any]) -> None:
         assert samples and any('<mark class="needlec-needle">' in s for s in samples)
         assert "load_dataset(" in page and re.search(r"\| `[0-9a-f]{64}` \|", page)
         assert "Length contract: " in page
+        if name == "niah":  # kamradt-grid keeps 200 tokens free below each length: its target is the rest
+            exact, total = re.search(r"Length contract: ([\d,]+) of ([\d,]+) compiled items", page).groups()
+            assert exact == total, page[page.index("Length contract") :][:200]
 
 
 NO_PREVIEW = {
@@ -206,7 +215,7 @@ def test_generic_rendering_of_filters_and_overlap() -> None:
     block = filters_block([{"name": "literal-terms", "terms": ["Saffron"], "audit": {"dropped": 3, "kept": 97}}])
     assert "**literal-terms**" in block and "| `dropped` | 3 |" in block
     manifest: dict[str, Any] = {"configs": {"a": {"files": []}}}
-    bench: Any = type("B", (), {"manifest": manifest})()
+    bench: Any = type("B", (), {"manifest": manifest, "unavailable": None})()
     assert overlap_section(bench).startswith("None recorded")
     manifest["configs"]["a"]["overlap"] = {"needle": {"items": 2, "mean": {"rouge1": 0.5}}}
     text = overlap_section(bench)

@@ -138,6 +138,20 @@ CASES = [
     ),
     Case("wrong-type-seed", edit("seed: 7", "seed: abc"), "seed: abc", ("seed:", "expected a whole number", "'abc'")),
     Case(
+        "misspelt-key-of-a-chosen-source-type",  # the keys listed are the `files` source's, not every source's
+        edit(
+            "    - type: builtin\n      books: [Ruth]", "    - type: files\n      paths: [a.txt]\n      encodng: utf-8"
+        ),
+        "encodng: utf-8",
+        ("Did you mean 'encoding'?", "Allowed keys: encoding, field, filters, paths, type."),
+    ),
+    Case(
+        "quoted-boolean",  # a string is no boolean, though it spells one
+        edit("  metric: contains", '  metric: contains\n  whole_word: "yes"'),
+        'whole_word: "yes"',
+        ("scoring.whole_word:",),
+    ),
+    Case(
         "wrong-type-repeats",
         edit("  repeats: 1", "  repeats: many"),
         "repeats: many",
@@ -189,7 +203,19 @@ CASES = [
         "context-twice-in-user-template",
         edit("    {{ question }}", "    {{ question }} {{ context }}"),
         "  user: |-",
-        ("prompt.user", "exactly once"),
+        ("prompt.user", "exactly once", "it is inserted 2 times"),
+    ),
+    Case(
+        "context-in-system-template",  # named at the system template, where it is wrong
+        edit("  system: You answer from the document only.", '  system: "Document: {{ context }}"'),
+        "  system:",
+        ("prompt.system", "the system template must not use `{{ context }}`"),
+    ),
+    Case(
+        "context-through-a-filter",
+        edit("    {{ context }}\n", "    {{ context | upper }}\n"),
+        "  user: |-",
+        ("prompt.user", "a filter changed it"),
     ),
     Case(
         "duplicate-key",
@@ -208,6 +234,12 @@ CASES = [
         edit("  depths: [0, 50, 100]", "  depths: [0, 50, 100"),
         "  repeats: 1",
         ("not valid YAML/JSON",),
+    ),
+    Case(
+        "yaml-syntax-unclosed-quote",  # named where the quote opens, not at the end of the file
+        edit("title: Small test spec", 'title: "Small test spec'),
+        'title: "Small test spec',
+        ("a quoted string opens here and is never closed", "Close the quote"),
     ),
     Case(
         "yaml-syntax-bad-indent",

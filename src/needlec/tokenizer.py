@@ -20,7 +20,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from needlec.errors import TokenizerError
 from needlec.registry import TOKENIZERS
@@ -70,7 +70,7 @@ class HFTokenizerConfig(StrictModel):
         "`chat_template.jinja`), which `counted: prompt` then counts.",
         examples=["tokenizers/llama3.json"],
     )
-    chat_template: bool = Field(
+    chat_template: StrictBool = Field(
         True,
         description="Count the model folder's chat template with `counted: prompt` when it has one; `false` "
         "counts the messages' content only.",

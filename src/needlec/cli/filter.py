@@ -63,9 +63,12 @@ def render_report(report: FilterReport, show: int) -> str:
         extra = ", ".join(
             f"{k} {v}" for k, v in counts.items() if k not in ("edits", "sentences", "characters_removed")
         )
+        redacted = any(edit.replacement for _, edit, _, _ in run.edits)  # `action: redact`: replaced, not cut
+        what = "redacted" if redacted else "removed"
         lines.append(
-            f"{run.name} on {run.source}: removed {counts['sentences']} sentence(s), "
-            f"{counts['characters_removed']} characters ({origin}; {extra})"
+            f"{run.name} on {run.source}: {what} {counts['sentences']} sentence(s), "
+            f"{counts['characters_removed']} characters{' (each replaced by its redaction)' if redacted else ''} "
+            f"({origin}; {extra})"
         )
         for doc, edit, removed, reasons in run.edits[:show]:
             why = "; ".join(dict.fromkeys(reason_text({"rule": r.rule, **r.detail}) for r in reasons))

@@ -84,7 +84,9 @@ def check_item(
             continue
         low, high = held[i]
         if depth_miss(needle.depth_percent, low, high) > spec.placement.depth_tolerance:
-            target = f"{low}%" if high - low < 1e-9 else f"{low}% (up to {round(high, 4)}% after the needles before it)"
+            target = f"{round(low, 4)}%"
+            if high - low >= 1e-9:
+                target += f" (up to {round(high, 4)}% where the needles before it push it)"
             problems.append(
                 f"{item.id}: needle {i} at depth {needle.depth_percent}%, target "
                 f"{target} (tolerance {spec.placement.depth_tolerance})"
@@ -116,4 +118,7 @@ def check_budgets(item_id: str, spec: Spec, against: str, scores: dict[str, floa
 def leak_problem(item_id: str, leaks: list[str]) -> list[str]:
     if not leaks:
         return []
-    return [f"{item_id}: {', '.join(map(repr, leaks))} occurs in the haystack outside the needle"]
+    return [
+        f"{item_id}: {', '.join(map(repr, leaks))} occurs in the haystack outside the needle (as a whole word, in "
+        "any letter case); a `literal_terms` filter with `from_spec` takes such text out of the haystack"
+    ]

@@ -613,6 +613,7 @@ def compile_spec(
             raise ContractError(
                 f"{len(problems)} item(s) break the spec's contracts, in {len(cells)} cell(s) "
                 f"({', '.join(cells[:10])}{', ...' if len(cells) > 10 else ''}):\n{shown}{more}"
+                + (_DEPTH_HINT if any(" at depth " in p for p in problems) else "")
                 + _kept(store, len(summaries))
             )
         total_tokens = sum(summaries[b.index].tokens for b in mine)
@@ -717,6 +718,13 @@ def merge_slices(
         slices=tuple(Path(s) for s in slices),
     )
     return compile_spec(spec, out_dir, merged)
+
+
+_DEPTH_HINT = (
+    "\nA needle lands at a boundary of `placement.snap` (a sentence by default), so in a short context a long "
+    "sentence can move it several points: raise `placement.depth_tolerance`, snap to smaller units, or set "
+    "`placement.window: needle`, which moves the window so that a boundary sits at the first needle's depth."
+)
 
 
 def _missing_message(missing: list[Block], total: int, slices: tuple[Path, ...]) -> str:

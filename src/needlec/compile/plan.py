@@ -186,11 +186,14 @@ def _validate(data: dict[str, Any], doc: Document, root: KeyPath) -> tuple[Spec 
         return None, problems_from(exc, doc, json_schema(), root)
 
 
-def load_plan(path: str | Path, cache_dir: Path | None = None, tokenizers: Sequence[Any] | None = None) -> Plan:
+def load_plan(
+    path: str | Path, cache_dir: Path | None = None, tokenizers: Sequence[Any] | None = None, *, budgets: bool = True
+) -> Plan:
     """Load, validate and resolve a spec file; raises SpecError listing every problem found.
 
     `tokenizers` (tokenizer configs, e.g. from `--tokenizer`) replace the spec's own in every
-    config: the same spec compiled for a model's own tokenizer.
+    config: the same spec compiled for a model's own tokenizer. `budgets=False` leaves out the check of
+    the overlap budgets against the kind's texts (`needlec overlap` measures a spec that breaks them).
     """
     path = Path(path)
     doc = load_file(path)
@@ -234,7 +237,7 @@ def load_plan(path: str | Path, cache_dir: Path | None = None, tokenizers: Seque
             if tokenizers:
                 spec = _with_tokenizers(spec, tokenizers)
             configs.append(ConfigPlan(name, tuple(combo), spec, redraw))
-            found += _preflight(spec, merged, path, cache_dir)
+            found += _preflight(spec, merged, path, cache_dir, budgets)
         for problem in found:  # the spec without variants validated: these come of the merge, so name the configs
             in_configs.setdefault(_in_variant(problem, combo, doc), []).append(name if combo else "")
     problems += [_in_configs(problem, names) for problem, names in in_configs.items()]
@@ -331,11 +334,40 @@ def render_messages(spec: Spec, question: str, values: dict[str, str]) -> list[d
     return messages
 
 
+def _context_problems(messages: list[dict[str, str]], doc: Document) -> list[Problem]:
+    """The context goes into the user message exactly once, as it is: not into the system message, not twice,
+    not through a filter (which changes it)."""
+    problems = []
+    if any(CONTEXT_SENTINEL in m["content"] for m in messages[:-1]):
+        problems.append(
+            Problem(
+                "the system template must not use `{{ context }}`: the context goes into the user message",
+                doc.locate(("prompt", "system")),
+                "prompt.system",
+            )
+        )
+    count = messages[-1]["content"].count(CONTEXT_SENTINEL)
+    if count != 1:
+        why = (
+            "it is missing, or a filter changed it (`{{ context | upper }}`); write it as `{{ context }}`"
+            if count == 0
+            else f"it is inserted {count} times"
+        )
+        problems.append(
+            Problem(
+                f"the user template must insert `{{{{ context }}}}` exactly once: {why}",
+                doc.locate(("prompt", "user")),
+                "prompt.user",
+            )
+        )
+    return problems
+
+
 OPTION_METRICS = ("choice", "circular")
 """Metrics that score the option a response picks: an item without `options` scores 0 under them."""
 
 
-def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) -> list[Problem]:
+def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None, budgets: bool = True) -> list[Problem]:
     """Checks that need more than the schema: templates render, sources exist."""
     problems: list[Problem] = []
     kind = needle_kind(spec.needle)
@@ -401,18 +433,9 @@ def _preflight(spec: Spec, doc: Document, path: Path, cache_dir: Path | None) ->
     # and the kind reports a length it cannot fill when it draws
     if not kind.scales_with_length():
         problems.extend(_length_problems(spec, draw, doc, path) or _depth_problems(spec, draw, doc, path))
-    hits = [i for i, m in enumerate(messages) if CONTEXT_SENTINEL in m["content"]]
-    user_hits = messages[-1]["content"].count(CONTEXT_SENTINEL)
-    if hits != [len(messages) - 1] or user_hits != 1:
-        problems.append(
-            Problem(
-                "the user template must insert `{{ context }}` exactly once, "
-                "unfiltered, and the system template must not use it",
-                doc.locate(("prompt", "user")),
-                "prompt.user",
-            )
-        )
-    problems.extend(_budget_problems(spec, kind, doc))
+    problems.extend(_context_problems(messages, doc))
+    if budgets:
+        problems.extend(_budget_problems(spec, kind, doc))
     problems.extend(_extras_problems(spec, doc))
     if spec.length.reserve is not None and (draw.max_new_tokens or spec.prompt.max_new_tokens) is None:
         problems.append(

@@ -16,7 +16,7 @@ import random
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from needlec.errors import SourceError
 from needlec.haystacks.filters.edits import sentence_spans
@@ -102,12 +102,12 @@ class PassageBuilder(StrictModel):
     tokenizer: TokenizerConfig = Field(
         "cl100k_base", validate_default=True, description="Tokenizer that measures passages and haystacks."
     )
-    distractors: bool = Field(
+    distractors: StrictBool = Field(
         True,
         description="`false` builds the no-distractor baseline: an item's context is the needle passage alone, "
         "padded with `filler` to its length (a negative is filler only).",
     )
-    numbered: bool = Field(
+    numbered: StrictBool = Field(
         True,
         description="Show each passage of an item's context as `[i] passage`, numbered from 0 in the order "
         "shown (the needle passage included), as MLNeedle's prompts do.",

@@ -16,7 +16,7 @@ from collections.abc import Set
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from needlec.errors import NeedlecError
 from needlec.kinds.base import Draw, KindProblem, NeedleKindBase
@@ -43,7 +43,7 @@ class KeywordPair(StrictModel):
         "neither keyword names (a landmark's city, then the region the city lies in).",
         examples=["Saxony"],
     )
-    plural: bool = Field(
+    plural: StrictBool = Field(
         False,
         description="W_n is grammatically plural (`the Petronas Towers`); templates read the "
         "value `{{ number }}` (`plural` or `singular`) to pick a verb form, e.g. "
@@ -109,7 +109,7 @@ class LatentHopNeedle(StrictModel):
     names: list[str] | None = Field(
         None, description="Character name pool; the built-in pool of 120 names from many regions when omitted."
     )
-    exclude_names_in_haystack: bool = Field(
+    exclude_names_in_haystack: StrictBool = Field(
         True,
         description="Drop every name that occurs in any haystack, as a word or inside a longer word, in any "
         "letter case.",

@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from needlec.kinds.base import Draw, NeedleKindBase
 from needlec.languages.mlneedle import LANGUAGES, MLItem, load
@@ -62,7 +62,7 @@ class MLNeedleConfig(StrictModel):
         description="Only these items of the needle set (ids such as `ml001`); all when omitted.",
         examples=[["ml001", "ml002"]],
     )
-    baseline: bool = Field(
+    baseline: StrictBool = Field(
         False,
         description="The no-distractor baseline (use with `length.counted: needles`): the context is the needle "
         "passage alone (unnumbered), with no filler; an existence negative holds another item's passage of the "

@@ -15,7 +15,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from needlec.languages import words
 from needlec.spec.base import StrictModel
@@ -26,11 +26,13 @@ _WS = re.compile(r"\s+")
 class Normalization(StrictModel):
     """How a response and an answer are made comparable before matching."""
 
-    nfkc: bool = Field(
+    nfkc: StrictBool = Field(
         default=True, description="Apply Unicode NFKC (full-width letters and digits become plain ones)."
     )
-    casefold: bool = Field(default=True, description="Ignore letter case (Unicode casefold; `ruler` uses `lower()`).")
-    lower_only: bool = Field(
+    casefold: StrictBool = Field(
+        default=True, description="Ignore letter case (Unicode casefold; `ruler` uses `lower()`)."
+    )
+    lower_only: StrictBool = Field(
         default=False, description="Use `str.lower()` instead of casefold (RULER parity); only when `casefold` is true."
     )
     punctuation: Literal["keep", "space", "remove"] = Field(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from needlec.dataset.manifest import describe_repetition
@@ -42,7 +43,7 @@ def overview(bench: Benchmark) -> str:
     spec = bench.plan.spec
     tokenizers = sorted({t for g in bench.grids for t in g.tokenizers})
     rows = [
-        ("spec", code(f"specs/{bench.spec_path.name}")),
+        ("spec", code(spec_file(bench))),
         ("configs", ", ".join(code(g.name) for g in bench.grids)),
         ("tokenizers", ", ".join(code(t) for t in tokenizers)),
         ("context lengths", f"{_lengths(bench.all_lengths)} tokens"),
@@ -179,12 +180,14 @@ def haystack_section(bench: Benchmark) -> str:
             )
         )
     parts.append("### Repeated text\n\n" + repetition_block(bench))
-    parts.append("### Filters\n\n" + filters_block(bench.manifest.get("filters") or []))
+    parts.append("### Filters\n\n" + filters_block(bench.manifest.get("filters") or [], bench))
     return "\n\n".join(parts)
 
 
 def repetition_block(bench: Benchmark) -> str:
     """Haystacks repeated to reach a length, as the manifest of the page's compile records them."""
+    if bench.unavailable:
+        return f"Not known, as no items were compiled for this page: {bench.unavailable}."
     scope = preview_note(bench) or "the compiled dataset this page was built from"
     found = [
         (name, entry)
@@ -198,7 +201,20 @@ def repetition_block(bench: Benchmark) -> str:
     return "\n\n".join([lines[0], "\n".join(lines[1:])])
 
 
-def filters_block(filters: list[Any]) -> str:
+def filters_block(filters: list[Any], bench: Benchmark | None = None) -> str:
+    """The filters a compile ran (its manifest's record); for a page whose items were not compiled, the filters
+    its spec names."""
+    if not filters and bench is not None and bench.unavailable:
+        named = [
+            f"{code(str(getattr(step, 'type', '?')))} (source {i + 1})"
+            for i, source in enumerate(bench.plan.spec.haystack.sources)
+            for step in getattr(source, "filters", None) or []
+        ]
+        if named:
+            return (
+                f"The spec cleans its haystack with {', '.join(named)}. They were not run for this page, as no "
+                f"items were compiled: {bench.unavailable}."
+            )
     if not filters:
         return "No filters clean this benchmark's haystack: the source text is used as it is."
     parts = []
@@ -227,11 +243,10 @@ def overlap_entries(manifest: dict[str, Any]) -> list[tuple[str, Any]]:
 
 def overlap_section(bench: Benchmark) -> str:
     entries = overlap_entries(bench.manifest)
+    if not entries and bench.unavailable:
+        return f"Not measured, as no items were compiled for this page: {bench.unavailable}."
     if not entries:
-        return (
-            "None recorded: this benchmark's manifest carries no lexical-overlap statistics "
-            "(its spec sets no overlap budget)."
-        )
+        return "None recorded: this benchmark's manifest carries no lexical-overlap statistics."
     parts = ["Lexical overlap between each question and its needle, as recorded in the manifest:"]
     for key, value in entries:
         parts.append(f"#### {code(key)}\n\n{value_block(value)}")
@@ -244,7 +259,11 @@ def spec_file(bench: Benchmark) -> str:
     if "specs" in parts:
         at = len(parts) - 1 - parts[::-1].index("specs")
         return "/".join(parts[at:])
-    return f"specs/{bench.spec_path.name}"
+    path = bench.spec_path.absolute()
+    try:  # a spec of the user's own, outside a `specs` folder: its path from the current folder, or whole
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path.as_posix()
 
 
 def data_section(bench: Benchmark) -> str:

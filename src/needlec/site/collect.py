@@ -63,7 +63,8 @@ class Benchmark:
     preview: dict[str, list[str]] | None  # the --select of the reduced compile; None for a given dataset
     samples: list[dict[str, Any]] = field(default_factory=list)
     depths: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # config -> (target, achieved)
-    lengths_achieved: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # config -> (target, counted)
+    # config -> (target: the length less the spec's buffer, counted)
+    lengths_achieved: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     unavailable: str | None = None  # why no items were compiled for the page (e.g. the haystack is downloaded)
 
     @property
@@ -206,9 +207,11 @@ def _rows(path: Path, limit: int) -> Iterator[dict[str, Any]]:
 
 def _read(bench: Benchmark, folder: Path) -> Benchmark:
     """Achieved depths and lengths per config, and one sample item per config (mid-depth)."""
+    buffers = {config.name: config.spec.length.buffer for config in bench.plan.configs}
     for name, info in bench.manifest["configs"].items():
         pairs: list[tuple[float, float]] = []
         lengths: list[tuple[int, int]] = []
+        buffer = buffers.get(name, 0)  # tokens the spec keeps free below each length: not part of its target
         candidates: list[dict[str, Any]] = []
         for entry in info["files"]:
             for item in _rows(folder / entry["path"], ROWS_READ_PER_FILE):
@@ -216,7 +219,7 @@ def _read(bench: Benchmark, folder: Path) -> Benchmark:
                 counted = item["prompt_tokens"] if item.get("length_counted") == "prompt" else item["context_tokens"]
                 if item.get("length_reserve") == "max_new_tokens":  # RULER's rule: the reply's budget counts
                     counted += item.get("max_new_tokens", 0)
-                lengths.append((item["context_length"], counted))
+                lengths.append((item["context_length"] - buffer, counted))
                 if entry is info["files"][0]:
                     candidates.append(item)
         bench.depths[name] = pairs

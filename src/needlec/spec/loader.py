@@ -222,8 +222,21 @@ def _unreadable(exc: yaml.YAMLError | RecursionError, file: str) -> SpecError:
         return SpecError([Problem(f"nesting deeper than {MAX_NESTING} levels", Location(file, 1, 1))])
     if isinstance(exc, yaml.MarkedYAMLError):
         mark = exc.problem_mark or exc.context_mark
+        problem = str(exc.problem or exc)
+        hint = ""
+        if exc.context_mark is not None and "end of stream" in problem and "quoted scalar" in str(exc.context):
+            # an unclosed quote: the parser reads to the end of the file; where the quote opens is the place
+            mark = exc.context_mark
+            problem = "a quoted string opens here and is never closed (the file ends first)"
+            hint = "Close the quote that opens here."
+        elif "expected <block end>" in problem or "mapping values are not allowed" in problem:
+            hint = (
+                "Check the indentation here: a key that belongs to the mapping above must line up with its other "
+                "keys, and a list item's keys with the first key after its `- `."
+            )
+        problem = problem.replace("but found '?'", "but found a key")  # (the parser's name for a key that starts)
         location = Location(file, mark.line + 1, mark.column + 1) if mark else Location(file)
-        return SpecError([Problem(f"not valid YAML/JSON: {exc.problem or exc}", location)])
+        return SpecError([Problem(f"not valid YAML/JSON: {problem}", location, hint=hint)])
     return SpecError([Problem(f"not valid YAML/JSON: {exc}", Location(file))])
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from needlec.spec.base import KeyedValueError, StrictModel
 from needlec.spec.components import BuilderConfig, MetricConfig, NeedleConfig, SourceConfig, TokenizerConfig
@@ -32,7 +32,7 @@ class Budget(StrictModel):
         "the NoLiMa paper measures it); `context`: against the whole context (haystack plus "
         "needles; common words make this high for any natural haystack).",
     )
-    stem: bool = Field(
+    stem: StrictBool = Field(
         False,
         description="Bound the stemmed figure: both sides pass through the Porter stemmer first (as "
         '`rouge-score`\'s `use_stemmer`), so "eats" in the needle matches "eating" in the question.',

@@ -39,8 +39,9 @@ def data_path(data: Any, loc: tuple[Any, ...], kind: str = "missing") -> KeyPath
     return tuple(path)
 
 
-def _schema_keys(schema: dict[str, Any], path: KeyPath) -> set[str]:
-    """Property names the JSON Schema allows at `path` (all union branches together)."""
+def _schema_keys(schema: dict[str, Any], path: KeyPath, chosen: tuple[str, Any] | None = None) -> set[str]:
+    """Property names the JSON Schema allows at `path` (all union branches together, or with `chosen`, a tag
+    key and its value such as `("type", "files")`, the branches that tag selects where some do)."""
     defs = schema.get("$defs", {})
 
     def expand(node: dict[str, Any]) -> list[dict[str, Any]]:
@@ -63,6 +64,15 @@ def _schema_keys(schema: dict[str, Any], path: KeyPath) -> set[str]:
             elif isinstance(part, str) and isinstance(node.get("additionalProperties"), dict):
                 following.extend(expand(node["additionalProperties"]))
         nodes = following
+    if chosen is not None:
+        tag, value = chosen
+
+        def selects(node: dict[str, Any]) -> bool:
+            prop = node.get("properties", {}).get(tag, {})
+            return bool(prop.get("const") == value or value in prop.get("enum", []))
+
+        picked = [node for node in nodes if selects(node)]
+        nodes = picked or nodes
     keys: set[str] = set()
     for node in nodes:
         keys.update(node.get("properties", {}))
@@ -160,7 +170,14 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
         prefer_key = False
         if kind == "extra_forbidden":
             key = path[-1] if path else ""
+            parent_data = doc_data_at(doc, root + path[:-1]) if path else {}
+            picked = next(
+                ((t, parent_data[t]) for t in ("type", "metric") if isinstance(parent_data, dict) and t in parent_data),
+                None,
+            )
             allowed = _schema_keys(schema, _clean(path[:-1]))
+            if key not in allowed:  # a misspelling: the keys of the kind the mapping chose, where it chose one
+                allowed = _schema_keys(schema, _clean(path[:-1]), picked)
             msg = f"unknown key {key!r}"
             if key in allowed:
                 # the key exists, but for another kind (e.g. another needle `type`) than the one chosen

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from needlec.haystacks.filters.base import (
     FILTERS,
@@ -160,7 +160,7 @@ class AnswerCandidatesFilter(EditParams):
         "encoding work.",
     )
     top_words: int = Field(3, ge=1, le=100, description="Best word similarities averaged per chunk (`words`).")
-    rank: bool = Field(
+    rank: StrictBool = Field(
         True,
         description="Rank the chunks with the embedder (needed to flag chunks for review). `false`: load "
         "no model and only apply the `remove` decisions of `decisions`: a decision with `quotes` removes "

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from needlec.haystacks.filters.base import FILTERS, Document, EditParams, FilterContext, FilterResult, Removal
 from needlec.haystacks.filters.edits import CJK, normalize, sentence_spans, term_pattern
@@ -106,7 +106,7 @@ class EmbeddingDistractorsFilter(EditParams):
         "spec, whose decisions override the threshold.",
         examples=["reviews/distractors.yaml"],
     )
-    rank: bool = Field(
+    rank: StrictBool = Field(
         True,
         description="Rank candidates with the embedder (what a review needs). `false`: load no model and "
         "remove only the listed `distractors` and the `remove` decisions of `decisions`, so a compile "

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictBool, field_validator
 
 from needlec.haystacks.filters.base import FILTERS, Document, EditParams, FilterContext, FilterResult, Removal
 from needlec.haystacks.filters.edits import normalize, sentence_spans, term_pattern
@@ -38,12 +38,12 @@ class LiteralTermsFilter(EditParams):
         "set's question keywords). Texts that use per-item random values are skipped.",
         examples=[["answers"]],
     )
-    case_sensitive: bool = Field(
+    case_sensitive: StrictBool = Field(
         False,
         description="Match letter case exactly. Off by default: "
         "terms are case-folded, so `Straße` also matches `STRASSE`.",
     )
-    whole_words: bool = Field(
+    whole_words: StrictBool = Field(
         True,
         description="A term must not be part of a longer word (for "
         "scripts written without spaces, such as Chinese, this is not "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from needlec.haystacks.filters.base import FILTERS, Document, FilterContext, FilterParams, FilterResult, Removal
 from needlec.haystacks.filters.edits import normalize, sentence_spans, term_pattern
@@ -34,7 +34,7 @@ class NameCollisionsFilter(FilterParams):
         description="`drop_names`: the text is left alone and colliding names are "
         "excluded from the pool; `remove_sentences`: sentences containing a pool name are removed.",
     )
-    case_sensitive: bool = Field(
+    case_sensitive: StrictBool = Field(
         True, description="Match letter case exactly, so the name `Will` does not collide with the word `will`."
     )
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from needlec.kinds.base import Draw, NeedleKindBase
 from needlec.kinds.needlebench.data import (
@@ -81,7 +81,7 @@ class NeedleBenchNeedle(StrictModel):
         description="`per_repeat` (the reference design): every length, depth and haystack of one repeat uses the "
         "same records or chain, so cells differ only in where the needle sits. `per_item`: each item draws its own.",
     )
-    recall_guide: bool = Field(
+    recall_guide: StrictBool = Field(
         True,
         description="Fill the template value `recall_guide` with a sentence asking the model to look back through "
         "the document before answering; false leaves it empty (NeedleBench's guide switch).",

@@ -39,7 +39,7 @@ import sys
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictBool, model_validator
 
 from needlec.kinds.base import Draw, NeedleKindBase
 from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, join_english, shuffled
@@ -197,7 +197,7 @@ class RulerNeedle(StrictModel):
         "fwe_line_tokens words); haystack lines of rare coded words and noise fill the rest. Lower it for a "
         "tokenizer that spends more tokens per line than `fwe_line_tokens` says.",
     )
-    vt_example: bool = Field(
+    vt_example: StrictBool = Field(
         True,
         description="VT: put one worked example before the text, as RULER's template does: a short chain with its "
         "own three-letter names and value, its question and its answer (disjoint from the item's names and values).",

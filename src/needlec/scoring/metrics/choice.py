@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from needlec.registry import METRICS
 from needlec.scoring.metrics.base import MetricConfig, Result, answer_sets
@@ -119,7 +119,7 @@ class ChoiceConfig(MetricConfig):
     VERSION: ClassVar[int] = 2
 
     metric: Literal["choice"] = Field(description="Multiple choice: exactly one option, the right one, is picked.")
-    letters: bool = Field(True, description="Accept option letters (A, B, ...) as well as option texts.")
+    letters: StrictBool = Field(True, description="Accept option letters (A, B, ...) as well as option texts.")
     extract: tuple[Extractor, ...] = Field(
         (),
         description="Extract the final answer first (see `final_answer`); empty scores the whole response.",

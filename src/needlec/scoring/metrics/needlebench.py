@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from needlec.registry import METRICS
 from needlec.scoring.metrics.base import MetricConfig, Result, answer_sets
@@ -36,9 +36,11 @@ class NeedleBenchConfig(MetricConfig):
     alpha: float = Field(
         0.2, ge=0, le=1, description="Weight of the similarity part (0.2 in v1; 0 gives v2's binary keyword hit)."
     )
-    remove_whitespace: bool = Field(True, description="Delete all whitespace from response and reference first.")
-    trim: bool = Field(False, description="Cut the response to at most 1.2 x the reference length before the distance.")
-    per_needle: bool = Field(
+    remove_whitespace: StrictBool = Field(True, description="Delete all whitespace from response and reference first.")
+    trim: StrictBool = Field(
+        False, description="Cut the response to at most 1.2 x the reference length before the distance."
+    )
+    per_needle: StrictBool = Field(
         False,
         description="Multi-needle retrieval (M-RT): the share of required facts with a keyword (any alias) in the raw "
         "response, case-sensitive, with no similarity part. Off: one keyword hit anywhere scores 1.",

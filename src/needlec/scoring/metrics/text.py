@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from needlec.registry import METRICS
 from needlec.scoring.metrics.base import NormalizedConfig, Result, answer_sets, norm_aliases
@@ -14,7 +14,7 @@ from needlec.scoring.normalize import NormalizeSetting, find_word, normalize
 
 
 class _WordConfig(NormalizedConfig):
-    whole_word: bool = Field(
+    whole_word: StrictBool = Field(
         True,
         description="Require word boundaries around an alias in space-separated scripts (so 'Esi' is not "
         "found in 'beside'); CJK, Thai and similar scripts always match character by character.",
@@ -97,7 +97,7 @@ class RegexConfig(NormalizedConfig):
         description="The pattern to search for. Without it, each alias of each answer is itself the pattern. "
         "`{answer}` in the pattern stands for any alias, escaped.",
     )
-    full: bool = Field(False, description="Require the pattern to match the whole normalised response.")
+    full: StrictBool = Field(False, description="Require the pattern to match the whole normalised response.")
     normalize: NormalizeSetting = Field(
         "none", description="Normalisation applied to the response (and to `{answer}` aliases) before matching."
     )
