@@ -525,7 +525,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(clip(redact(f"error: {exc.render()}")), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted; no output was written", file=sys.stderr)
+        print(
+            "interrupted; the output folder was left as it was (a compile keeps its finished shards, and the same "
+            "command goes on from them and clears any half-written temporary folder)",
+            file=sys.stderr,
+        )
         return 130
     except BrokenPipeError:
         if not _stdout_closed():
