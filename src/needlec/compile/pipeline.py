@@ -682,9 +682,22 @@ def merge_slices(
     count = int(first["shard"][1])
     for folder, record in zip(slices, records, strict=True):
         if record["compile"] != first["compile"] or int(record["shard"][1]) != count:
+            differ = [
+                what
+                for key, what in (
+                    ("spec_sha256", "spec"),
+                    ("select", "selection (--select)"),
+                    ("code", "needlec version"),
+                    ("verify", "--verify"),
+                )
+                if record.get(key) != first.get(key)
+            ]
+            if int(record["shard"][1]) != count:
+                differ.append(f"shard count ({record['shard'][1]} against {count})")
+            why = ", ".join(differ) if differ else "the spec's grid or haystacks"
             raise NeedlecError(
-                f"{folder} is a slice of another compile than {slices[0]} (another spec, selection, shard count "
-                "or needlec version); merge only the slices of one `--shard I/N` run"
+                f"{folder} is a slice of another compile than {slices[0]}: its {why} differs; merge only the "
+                "slices of one `--shard I/N` run"
             )
     seen: dict[int, Path] = {}
     for folder, record in zip(slices, records, strict=True):
