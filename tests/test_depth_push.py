@@ -21,7 +21,7 @@ import needlec
 from needlec.compile.checks import check_item, reachable_depths
 from needlec.compile.plan import load_plan
 from needlec.placement.engine import depth_miss, pushed_depths
-from needlec.tokenizer import load_tokenizer
+from needlec.tokenizer import load_tokenizer, tokenizer_argument
 
 
 def test_pushed_depths_by_hand() -> None:
@@ -86,3 +86,24 @@ def test_the_shipped_fwe_item_that_was_refused_compiles(tmp_path: Path) -> None:
         before = ordered[k - 1]
         assert row["needles"][i]["token_offset"] == before["token_offset"] + tokenizer.count(before["text"])
     assert check_item(item, spec, tokenizer, verify=True) == []
+
+
+def test_a_window_within_the_old_rule_is_still_the_one_taken(tmp_path: Path) -> None:
+    # Repeat 324 of FWE at 4,096 tokens with o200k_base has a window start whose blocks sit within the
+    # tolerance of their targets (or reachable depths) as they are, and an earlier start within it only once
+    # the blocks may push each other. The search keeps the first kind wherever one exists, so items that
+    # compiled before the push rule keep their windows and their bytes; the push rule only rescues items
+    # that had no such window.
+    out = tmp_path / "fwe"
+    select = {"config": "fwe", "length": "4096", "repeat": 324, "tokenizer": "o200k_base"}
+    needlec.compile(SPECS / "ruler.yaml", out, select=select, tokenizers=["o200k_base"])
+    item = next(needlec.load_items(out))
+    plan = load_plan(SPECS / "ruler.yaml")
+    spec = plan.config("fwe").spec
+    tokenizer = load_tokenizer(tokenizer_argument("o200k_base"), plan.spec_dir)
+    assert tokenizer.count(item.context()) == item.context_tokens
+    reachable = reachable_depths(item, tokenizer)
+    for i, needle in enumerate(item.needles):
+        if needle.role == "target":
+            aimed = min(needle.target_depth_percent, reachable[i])
+            assert abs(needle.depth_percent - aimed) <= spec.placement.depth_tolerance, (i, needle.depth_percent, aimed)

@@ -212,6 +212,20 @@ def test_a_plugin_that_raises_is_named_as_the_one_to_tell(tmp_path: Path) -> Non
     )
 
 
+def test_a_plugin_that_raises_in_a_worker_process_is_named_too(tmp_path: Path) -> None:
+    # the draw raises only when items are built: in the worker processes of `--jobs 2`, whose tracebacks do
+    # not reach the parent by themselves
+    spec = faulty_spec(tmp_path, "items")
+    args = [sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(tmp_path / "out"), "-q", "-j", "2"]
+    result = run(args, tmp_path)
+    assert result.returncode == 70
+    assert "ValueError: the locker register has no page for" in result.stderr  # the worker's traceback
+    assert "raised by the plugin distribution 'needlec-fixture-plugin' (its module needlec_fixture_plugin.faulty)" in (
+        result.stderr
+    )
+    assert "bug in needlec" not in result.stderr and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     ("fault", "message"),
     [

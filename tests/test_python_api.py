@@ -193,3 +193,17 @@ def test_load_items_reads_one_data_file_and_names_bad_arguments(passkey_dataset:
         list(needlec.load_items(passkey_dataset, config=["passkey", "single"]))  # type: ignore[call-overload]
     with pytest.raises(NeedlecError, match=r"not a folder or a \.jsonl/\.parquet data file"):
         list(needlec.load_items(passkey_dataset / "manifest.json"))
+
+
+def test_an_error_from_a_worker_process_keeps_its_problems() -> None:
+    # a worker's error reaches the parent pickled: it must come back with its class, text and problems
+    import pickle
+
+    from needlec.errors import ContractError, Location, Problem
+
+    one = SpecError([Problem("unknown key 'grdi'", Location("spec.yaml", 3, 1), "grdi")])
+    back = pickle.loads(pickle.dumps(one))
+    assert type(back) is SpecError and str(back) == str(one) and back.problems == one.problems
+    assert str(back).startswith("spec is invalid (1 problem):")
+    plain = pickle.loads(pickle.dumps(ContractError("item x: 10 tokens, target 12")))
+    assert type(plain) is ContractError and str(plain) == "item x: 10 tokens, target 12" and plain.exit_code == 3

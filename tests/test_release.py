@@ -140,11 +140,22 @@ def test_a_one_config_copy_verifies_loads_and_is_not_published(
         list(needlec.load_items(tmp_path / "single", config="multi"))
     assert main(["verify", str(tmp_path / "single")]) == 0
     assert "holds 1 of the dataset's 6 configs (single)" in capsys.readouterr().out
-    # a config's file gone from a whole copy is still a failure, not a partial copy
+    # a whole copy that lost a config's files, or a whole config, is damaged, not a partial copy: only a
+    # download of some configs says it is one (its `.needlec-partial.json`)
     whole = download_entry("niah", tmp_path / "whole", str(out))
     assert whole.ok
     next((tmp_path / "whole" / "data" / "multi").rglob("*.jsonl")).unlink()
     assert main(["verify", str(tmp_path / "whole")]) != 0
+    shutil.rmtree(tmp_path / "whole" / "data" / "multi")
+    assert main(["verify", str(tmp_path / "whole")]) != 0
+    assert "data/multi/cl100k_base.jsonl: missing" in capsys.readouterr().err
+    with pytest.raises(NeedlecError, match="a data file the manifest lists is missing"):
+        list(needlec.load_items(tmp_path / "whole"))
+    # the partial copy downloads again over itself (its record is needlec's own file)
+    download_entry("niah/single", tmp_path / "single", str(out))
+    assert json.loads((tmp_path / "single" / ".needlec-partial.json").read_text(encoding="utf-8")) == {
+        "configs": ["single"]
+    }
     capsys.readouterr()
     assert main(["publish", str(tmp_path / "single"), "--to", str(tmp_path / "release")]) != 0
     assert "is a partial copy" in capsys.readouterr().err
@@ -230,6 +241,10 @@ def test_publish_a_catalogue_to_a_folder_and_download_from_it(built: tuple[Path,
     original = sorted((out / "atc-tree-open" / "data").rglob("*.jsonl"))
     copied = sorted((tmp_path / "got" / "data").rglob("*.jsonl"))
     assert [p.read_bytes() for p in copied] == [p.read_bytes() for p in original]
+    # the published folder verifies, dataset by dataset (it has no SHA256SUMS of its own)
+    from needlec.cli import main
+
+    assert main(["verify", str(target)]) == 0
     # publishing again replaces the folder it wrote; a folder of the user's, or a file, is never replaced
     assert publish_catalogue(out, str(target)) == published
     mine = tmp_path / "mine"

@@ -68,7 +68,7 @@ def test_an_earlier_export_is_replaced_unless_it_holds_other_files(dataset: Path
     assert first.returncode == 0, first.stderr
     again = run("export", str(dataset), "--to", "openai-batch", "-o", str(out), "--tokenizer", "o200k_base")
     assert again.returncode == 0, again.stderr
-    assert sorted(p.name for p in out.iterdir()) == [".needlec-written", "requests.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [".needlec-export.json", ".needlec-written", "requests.jsonl"]
     requests = [json.loads(x)["custom_id"] for x in (out / "requests.jsonl").read_text().splitlines()]
     assert requests and sorted(requests) == sorted(ids(dataset, "o200k_base"))
     # a file of the user's in it (say, the runner's results) keeps the folder from being replaced
@@ -76,6 +76,13 @@ def test_an_earlier_export_is_replaced_unless_it_holds_other_files(dataset: Path
     kept = run("export", str(dataset), "--to", "prompts", "-o", str(out))
     assert kept.returncode == 2 and "results.jsonl" in kept.stderr
     assert (out / "results.jsonl").read_text() == "mine\n" and (out / "requests.jsonl").is_file()
+    # nor a needlec folder of another kind that holds a record of what it wrote (a published catalogue, say)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "catalogue.json").write_text('{"datasets": []}\n')
+    (other / ".needlec-written").write_text("catalogue.json\n.needlec-written\n")
+    refused = run("export", str(dataset), "--to", "prompts", "-o", str(other))
+    assert refused.returncode == 2 and (other / "catalogue.json").is_file()
     # nor is the dataset's own folder an export's to replace
     refused = run("export", str(dataset), "--to", "prompts", "-o", str(dataset))
     assert refused.returncode == 2 and (dataset / "manifest.json").is_file()

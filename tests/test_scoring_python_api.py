@@ -94,5 +94,8 @@ def test_score_takes_the_responses_as_dicts(dataset: Path) -> None:
     result = needlec.score(dataset, answers, allow_missing=True)
     assert [(r.item["id"], r.score) for r in result.rows] == [("a", 1.0), ("b", 0.0), ("c", 1.0)]
     assert result.missing == ["d"]
+    # a generator of them, read once, first response included
+    again = needlec.score(dataset, (dict(a) for a in answers), allow_missing=True)
+    assert [(r.item["id"], r.score) for r in again.rows] == [("a", 1.0), ("b", 0.0), ("c", 1.0)]
     with pytest.raises(NeedlecError, match="response 2: expected a Response or a dict"):
         needlec.score(dataset, [{"id": "a", "response": "Esi"}, {"id": "b", "text": "Lars"}])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,32 @@ class NeedlecError(Exception):
 
     def __str__(self) -> str:  # the whole report, problems included, wherever the error is shown
         return self.render()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt as it is (a worker's error reaches the parent process pickled), whatever the subclass's
+        constructor takes."""
+        return _rebuild, (type(self), self.args[0] if self.args else "", list(self.problems), dict(self.__dict__))
+
+
+def _rebuild(cls: type[NeedlecError], message: str, problems: list[Problem], state: dict[str, Any]) -> NeedlecError:
+    error = Exception.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    error.problems = problems
+    return error
+
+
+class PluginFault(RuntimeError):
+    """An exception raised in a plugin's own code in a worker process, carried to the parent with the plugin it
+    came from (`origin`) and the worker's traceback (`detail`), which the parent cannot see otherwise."""
+
+    def __init__(self, origin: str, detail: str) -> None:
+        super().__init__(f"raised by {origin}:\n{detail}")
+        self.origin = origin
+        self.detail = detail
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PluginFault, (self.origin, self.detail)
 
 
 class SpecError(NeedlecError):

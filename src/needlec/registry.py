@@ -74,8 +74,22 @@ class LoadFailure:
 
 
 _PLUGIN_PACKAGES: dict[str, str] = {}
-"""The top-level package of each plugin loaded -> its distribution's name (empty where it has none: a
+"""The package of each plugin loaded (the module an entry point names, less its last part: a namespace
+package's plugin claims only its own sub-package) -> its distribution's name (empty where it has none: a
 component registered by code that is not an installed plugin), for `plugin_origin`."""
+
+
+def _package(module: str) -> str:
+    return module.rpartition(".")[0] or module
+
+
+def _plugin_of(module: str) -> str | None:
+    """The distribution of the plugin package `module` lies in (empty: a package with none); None otherwise."""
+    while module:
+        if module in _PLUGIN_PACKAGES:
+            return _PLUGIN_PACKAGES[module]
+        module = module.rpartition(".")[0]
+    return None
 
 
 def _who(group: str, name: str, value: str, distribution: str) -> str:
@@ -83,13 +97,13 @@ def _who(group: str, name: str, value: str, distribution: str) -> str:
 
 
 def plugin_origin(tb: TracebackType | None) -> str | None:
-    """Which plugin's code raised, where a frame of the traceback `tb` runs in a plugin's package (the
-    innermost such frame, named by its distribution and module); None when every frame is needlec's or
-    another library's."""
+    """Which plugin's code raised, where the innermost frame of the traceback `tb` that runs needlec's or a
+    plugin's code is the plugin's (named by its distribution and module); None where it is needlec's (a
+    plugin that calls into needlec and fails there is no proof of the plugin's fault) or none is either's."""
     found = None
     while tb is not None:
         module = str(tb.tb_frame.f_globals.get("__name__", ""))
-        distribution = _PLUGIN_PACKAGES.get(module.partition(".")[0])
+        distribution = _plugin_of(module)
         if distribution is not None:
             where = f"its module {module}" if distribution else f"the module {module}"
             found = (
@@ -97,6 +111,8 @@ def plugin_origin(tb: TracebackType | None) -> str | None:
                 if distribution
                 else f"code outside needlec ({where})"
             )
+        elif module == "needlec" or module.startswith("needlec."):
+            found = None
         tb = tb.tb_next
     return found
 
@@ -188,7 +204,7 @@ class Registry(Generic[T]):
                     who = self._loading_origin or self._entry_point_origin(name) or f"the module {module!r}"
                     self._origins[name] = who
                     if module and module != "__main__":
-                        _PLUGIN_PACKAGES.setdefault(module.partition(".")[0], self._loading_distribution)
+                        _PLUGIN_PACKAGES.setdefault(_package(module), self._loading_distribution)
             return factory
 
         module = sys._getframe(1).f_globals.get("__name__", "")  # the module that registers
@@ -253,7 +269,7 @@ class Registry(Generic[T]):
                 self._loading_origin = ""
                 self._loading_distribution = ""
             if not error:
-                _PLUGIN_PACKAGES[entry_point.module.partition(".")[0]] = _distribution(entry_point)
+                _PLUGIN_PACKAGES[_package(entry_point.module)] = _distribution(entry_point)
                 return
             self._failures[name] = LoadFailure(
                 self.kind, name, self.group, entry_point.value, _distribution(entry_point), error

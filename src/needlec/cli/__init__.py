@@ -552,11 +552,17 @@ def _bug() -> int:
     """Print the exception being handled as a bug report (secrets masked); the bug exit code."""
     import traceback
 
+    from needlec.errors import PluginFault
     from needlec.registry import PLUGINS_ENV, plugin_origin
     from needlec.util.redact import redact
 
-    print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
-    origin = plugin_origin(sys.exc_info()[2])
+    error = sys.exc_info()[1]
+    if isinstance(error, PluginFault):  # raised in a plugin's code in a worker process: the worker's traceback
+        print(redact(error.detail).rstrip(), file=sys.stderr)
+        origin: str | None = error.origin
+    else:
+        print(redact(traceback.format_exc()).rstrip(), file=sys.stderr)
+        origin = plugin_origin(sys.exc_info()[2])
     if origin is not None:  # raised in a plugin's own code: its author is the one to tell
         print(
             f"This error was raised by {origin}, not by needlec: report it to that plugin's author, or leave "

@@ -107,7 +107,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
             )
         for name, report in reports:
             print(f"ok: {name}: {len(report.checked)} files, content hash {report.content_hash}")
-        print(f"ok: {len(reports)} dataset(s) match {CATALOGUE}")
+        checked = "" if (folder / "SHA256SUMS").is_file() else f" (no SHA256SUMS here: {CATALOGUE} itself is unchecked)"
+        print(f"ok: {len(reports)} dataset(s) match {CATALOGUE}{checked}")
         return 0
     report = verify_dataset(args.dir, allow_partial=True)
     if not report.ok:

@@ -12,12 +12,18 @@ from needlec.tokenizer import Tokenizer
 
 
 def held_depths(
-    item: Item, tokenizer: Tokenizer, count: Callable[[str], int] | None = None
+    item: Item,
+    tokenizer: Tokenizer,
+    count: Callable[[str], int] | None = None,
+    joiner: str = "",
+    joined: Callable[[str, str], int] | None = None,
 ) -> dict[int, tuple[float, float]]:
     """The range of depths each target needle counts as on target in (by needle index): from its target depth
     as far as it can be reached (`reachable_depths`) to where the target needles before it push it
-    (`pushed_depths`)."""
+    (`pushed_depths`), each taking its tokens and the `joiner` after it, as the window search counts them
+    (`joined`, the counter's `joined_tokens`, where given)."""
     count = count or tokenizer.count
+    together = joined or (lambda text, after: count(text + after))
     reachable = reachable_depths(item, tokenizer, count)
     indexes = sorted(reachable)
     needles = item.needles
@@ -26,7 +32,7 @@ def held_depths(
     counts: dict[str, int] = {}
     for i in indexes:
         if needles[i].text not in counts:
-            counts[needles[i].text] = count(needles[i].text)
+            counts[needles[i].text] = together(needles[i].text, joiner)
     tokens = [counts[needles[i].text] for i in indexes]
     pushed = pushed_depths(aimed, offsets, tokens, item.context_tokens or 1)
     return {i: (low, high) for i, low, high in zip(indexes, aimed, pushed, strict=True)}
@@ -61,7 +67,12 @@ def reachable_depths(item: Item, tokenizer: Tokenizer, count: Callable[[str], in
 
 
 def check_item(
-    item: Item, spec: Spec, tokenizer: Tokenizer, verify: bool, count: Callable[[str], int] | None = None
+    item: Item,
+    spec: Spec,
+    tokenizer: Tokenizer,
+    verify: bool,
+    count: Callable[[str], int] | None = None,
+    joined: Callable[[str, str], int] | None = None,
 ) -> list[str]:
     """Length and depth contract checks; with `verify`, also re-encode the item in full (slow, exact).
 
@@ -78,18 +89,24 @@ def check_item(
         pass  # no target: the needles are the whole context and the length is what they measure
     elif abs(counted - (wanted := item.context_length - spec.length.buffer - reserve)) > spec.length.tolerance:
         problems.append(f"{item.id}: {counted} tokens, target {wanted}")
-    held = held_depths(item, tokenizer, count) if spec.length.counted != "needles" else {}
-    for i, needle in enumerate(item.needles):
-        if needle.role != "target" or spec.length.counted == "needles":
-            continue
+    tolerance = spec.placement.depth_tolerance
+    reachable = reachable_depths(item, tokenizer, count) if spec.length.counted != "needles" else {}
+    off = [
+        i
+        for i, needle in enumerate(item.needles)
+        if i in reachable and abs(needle.depth_percent - min(needle.target_depth_percent, reachable[i])) > tolerance
+    ]
+    # only where a needle misses its target (or reachable depth) does it matter how far the ones before push it
+    held = held_depths(item, tokenizer, count, spec.placement.joiner_text(), joined) if off else {}
+    for i in off:
+        needle = item.needles[i]
         low, high = held[i]
-        if depth_miss(needle.depth_percent, low, high) > spec.placement.depth_tolerance:
+        if depth_miss(needle.depth_percent, low, high) > tolerance:
             target = f"{round(low, 4)}%"
             if high - low >= 1e-9:
                 target += f" (up to {round(high, 4)}% where the needles before it push it)"
             problems.append(
-                f"{item.id}: needle {i} at depth {needle.depth_percent}%, target "
-                f"{target} (tolerance {spec.placement.depth_tolerance})"
+                f"{item.id}: needle {i} at depth {needle.depth_percent}%, target {target} (tolerance {tolerance})"
             )
     if verify:
         context = item.context()

@@ -10,6 +10,7 @@ and the cache must be on a file system every node shares, at the same paths.
 from __future__ import annotations
 
 import sys
+import traceback
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from needlec.compile.pipeline import CompileOptions, CompileResult, compile_spec
 from needlec.compile.plan import load_plan
 from needlec.compile.select import check_not_empty, resolve_select
 from needlec.compile.size import check_size, plan_size
-from needlec.errors import NeedlecError
+from needlec.errors import NeedlecError, PluginFault
+from needlec.registry import plugin_origin
 from needlec.util.atomic import check_target, is_needlec_dataset
 
 
@@ -30,7 +32,15 @@ def ray_folder(out_dir: Path) -> Path:
 
 def _build_slice(spec: str, folder: str, shard: tuple[int, int], options: CompileOptions) -> tuple[int, int]:
     """One Ray task: the I-th of N slices (items, shards built)."""
-    result = compile_spec(spec, folder, replace(options, shard=shard, progress=False, jobs=1, announce=None))
+    try:
+        result = compile_spec(spec, folder, replace(options, shard=shard, progress=False, jobs=1, announce=None))
+    except NeedlecError:
+        raise
+    except Exception as exc:  # a plugin's fault is named here, where its frames are
+        origin = plugin_origin(exc.__traceback__)
+        if origin is None:
+            raise
+        raise PluginFault(origin, "".join(traceback.format_exception(exc))) from None
     return result.items, result.built
 
 

@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import sys
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -46,7 +47,7 @@ from needlec.compile.shards import (
 )
 from needlec.compile.size import Size, check_size, haystack_ids, plan_size
 from needlec.compile.warnings import Repetition, repetitions
-from needlec.errors import ContractError, NeedlecError, PluginError, Problem, SourceError, SpecError
+from needlec.errors import ContractError, NeedlecError, PluginError, PluginFault, Problem, SourceError, SpecError
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
 from needlec.haystacks.builders import haystack_builder
@@ -56,6 +57,7 @@ from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, So
 from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.placement.engine import Counter
 from needlec.placement.view import HaystackView
+from needlec.registry import plugin_origin
 from needlec.spec.loader import dotted
 from needlec.spec.models import Spec
 from needlec.spec.reports import ReportsSpec
@@ -356,7 +358,10 @@ def compile_item(
     def count(text: str) -> int:
         return counter.tokens(drawn.get(text, text))
 
-    problems = check_item(item, config.spec, view.index.tokenizer, verify, count)
+    def joined(text: str, joiner: str) -> int:  # a needle and the joiner after it, as the window search counts it
+        return counter.joined_tokens(drawn.get(text, text), joiner)
+
+    problems = check_item(item, config.spec, view.index.tokenizer, verify, count, joined)
     problems.extend(leak_problem(item.id, leaks))
     # items carry the unstemmed figures; the stemmed ones go to the manifest's statistics (the targets' texts as
     # the draw has them: `item.targets()`' texts)
@@ -394,6 +399,13 @@ def _run_block(index: int) -> tuple[int, Summary]:
     except NeedlecError as exc:  # this cell cannot be built; the others go on and are kept
         part.unlink(missing_ok=True)
         return index, Summary(block.count, 0, error=f"{block.cell}: {exc.render()}")
+    except Exception as exc:
+        part.unlink(missing_ok=True)
+        origin = plugin_origin(exc.__traceback__)
+        if origin is None:
+            raise
+        # a plugin's fault, named here where its frames are (a worker's traceback does not reach the parent)
+        raise PluginFault(origin, "".join(traceback.format_exception(exc))) from None
     except BaseException:
         part.unlink(missing_ok=True)
         raise

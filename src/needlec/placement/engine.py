@@ -1382,6 +1382,7 @@ def _place_on_boundaries(
     deep_shorts: list[_Short] = []  # windows ending with their deepest needle that fall short
     closest: tuple[float, Placement] | None = None  # the window closest to the depths, beyond the tolerance
     within: Placement | None = None  # a filled window within the tolerance (an exact one is returned at once)
+    pushed: Placement | None = None  # the first window within it only as far as its needles push each other
     fills = 0
     lined = ROTATED_STARTS  # every start counted so far had every insert as its own rotated window
     fixed = sum(needle_tokens) + frame_tokens  # what the needles and the frame add to a window's haystack tokens
@@ -1411,13 +1412,17 @@ def _place_on_boundaries(
         fewest[deep] = min(fewest[deep], target - got)
 
     def judge(placed: Placement) -> bool:
-        """Whether `placed` is within the tolerance; else keep it if it is the closest so far."""
-        nonlocal closest
+        """Whether `placed` is within the tolerance; else keep it if it is the closest so far, and the first that
+        is within it once the needles before each may push it deeper (`pushed`): taken only where no window is
+        within the tolerance as a target or reachable depth has it, so every item that found one keeps it."""
+        nonlocal closest, pushed
         if tolerance is None:
             return True
         error = _depth_error(placed, depths, needle_tokens, targets)
         if error <= tolerance:
             return True
+        if pushed is None and _depth_error(placed, depths, needle_tokens, targets, push=True) <= tolerance:
+            pushed = placed
         if closest is None or error < closest[0]:
             closest = (error, placed)
         return False
@@ -1516,6 +1521,8 @@ def _place_on_boundaries(
                     fill(short)
     if within is not None:
         return within
+    if pushed is not None:
+        return pushed
     if closest is not None:
         return closest[1]
     if not shorts and not deep_shorts:
@@ -1712,7 +1719,7 @@ def pushed_depths(aimed: Sequence[float], offsets: Sequence[int], tokens: Sequen
         own = np.asarray(aimed, dtype=np.float64)[ranked]
         lead = own - before
         most = np.maximum.accumulate(lead)
-        pushed = np.where(most > lead, before + most, own)
+        pushed = np.where(most > lead, np.maximum(before + most, own), own)
         spread = np.empty(n, dtype=np.float64)
         spread[ranked] = pushed
         return [float(x) for x in spread]
@@ -1730,10 +1737,12 @@ def depth_miss(achieved: float, aimed: float, pushed: float) -> float:
     return max(0.0, aimed - achieved, achieved - pushed)
 
 
-def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int], targets: int) -> float:
+def _depth_error(
+    placed: Placement, depths: list[float], needle_tokens: list[int], targets: int, *, push: bool = False
+) -> float:
     """The largest distance of a target needle from its depth, a depth it cannot reach counted as the
-    deepest it can (the needles from it to the end need their tokens), and one the needles before it push
-    it past counted as reached up to there (`depth_miss`), as the compile's check does."""
+    deepest it can (the needles from it to the end need their tokens); with `push`, one the needles before it
+    push past counted as reached up to there (`depth_miss`), as the compile's check does."""
     total = placed.context_tokens or 1
     worst = 0.0
     achieved = placed.depths()
@@ -1749,8 +1758,10 @@ def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int
         reach = after[np.searchsorted(at[ranked], at, side="left")]
         reachables = 100.0 * np.maximum(0, total - reach) / total
         aimed = np.minimum(np.asarray(depths[:targets], dtype=np.float64), reachables)
-        pushes = np.asarray(pushed_depths(aimed.tolist(), offsets, needle_tokens[:targets], total))
         got = np.asarray(achieved[:targets], dtype=np.float64)
+        if not push:
+            return max(worst, float(np.abs(got - aimed).max()))
+        pushes = np.asarray(pushed_depths(aimed.tolist(), offsets, needle_tokens[:targets], total))
         miss = np.maximum(np.maximum(aimed - got, got - pushes), 0.0)
         return max(worst, float(miss.max()))
     # tails[i]: tokens of the target needles at or after needle i's character (ties included), by one
@@ -1767,6 +1778,8 @@ def _depth_error(placed: Placement, depths: list[float], needle_tokens: list[int
                 break
             tails[by_char[m]] = running
     aims = [min(depths[i], 100.0 * max(0, total - tails[i]) / total) for i in range(targets)]
+    if not push:
+        return max([worst, *(abs(achieved[i] - aims[i]) for i in range(targets))])
     pushed = pushed_depths(aims, offsets, needle_tokens[:targets], total)
     for i in range(targets):
         worst = max(worst, depth_miss(achieved[i], aims[i], pushed[i]))

@@ -8,6 +8,7 @@ A file covered by neither is reported too, so a single flipped byte anywhere is 
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
@@ -18,7 +19,7 @@ from typing import Any
 from needlec.dataset.manifest import MANIFEST, ManifestUnreadable, content_hash, read_manifest
 from needlec.errors import NeedlecError, OutputError
 from needlec.publish.card import SUMS
-from needlec.util.atomic import atomic_directory
+from needlec.util.atomic import PARTIAL_RECORD, atomic_directory
 from needlec.util.sums import every_file, file_digest
 
 HUB_URL = re.compile(r"^https?://huggingface\.co/datasets/([\w.-]+/[\w.-]+?)(?:/tree/([^/]+))?/?$")
@@ -58,20 +59,24 @@ def _inside(folder: Path, relative: str) -> Path | None:
 
 
 def held_configs(folder: Path, manifest: dict[str, Any]) -> list[str] | None:
-    """The configs of a partial copy (`download NAME/CONFIG`): those with data files in `folder`, where every
-    other config has none at all; None where every config has some (a whole dataset, or a damaged one)."""
+    """The configs of a partial copy: those its `PARTIAL_RECORD` names (`download NAME/CONFIG` writes it), in the
+    manifest's order; None for a folder without one (a whole dataset, or a damaged one: a folder that lost a
+    config's files is no partial copy)."""
     configs = manifest.get("configs")
-    if not isinstance(configs, dict):
+    try:
+        record = json.loads((folder / PARTIAL_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return None
-    held: list[str] = []
-    for name, info in configs.items():
-        entries = info.get("files") if isinstance(info, dict) else None
-        if not isinstance(entries, list):
-            return None
-        paths = [_inside(folder, str(e.get("path"))) for e in entries if isinstance(e, dict)]
-        if any(p is not None and p.is_file() for p in paths):
-            held.append(name)
+    named = record.get("configs") if isinstance(record, dict) else None
+    if not isinstance(configs, dict) or not isinstance(named, list):
+        return None
+    held = [name for name in configs if name in named]
     return held if held and len(held) < len(configs) else None
+
+
+def write_partial_record(folder: Path, configs: set[str]) -> None:
+    """Mark `folder` as a copy of `configs` only (`held_configs`)."""
+    (folder / PARTIAL_RECORD).write_text(json.dumps({"configs": sorted(configs)}) + "\n", encoding="utf-8")
 
 
 def verify_dataset(folder: str | Path, configs: set[str] | None = None, *, allow_partial: bool = False) -> VerifyReport:
@@ -134,7 +139,7 @@ def verify_dataset(folder: str | Path, configs: set[str] | None = None, *, allow
         report.has_sums = True
         sums = read_sums(sums_path)
         _check_sums(folder, sums, manifest, listed, report, absent)
-    covered = listed | set(sums) | {MANIFEST}
+    covered = listed | set(sums) | {MANIFEST, PARTIAL_RECORD}
     for relative in every_file(folder):
         if relative not in covered:
             report.problems.append(f"{relative}: not covered by {MANIFEST} or {SUMS}, so changes to it go unnoticed")
@@ -149,7 +154,7 @@ def _check_sums(
     report: VerifyReport,
     absent: frozenset[str] | set[str] = frozenset(),
 ) -> None:
-    required = set(every_file(folder))
+    required = set(every_file(folder)) - {PARTIAL_RECORD}  # (a partial copy's record is not the publisher's)
     report.problems += [f"{SUMS}: does not list {relative}" for relative in sorted(required - set(sums))]
     for relative, expected in sums.items():
         if relative in absent:
@@ -221,6 +226,8 @@ def download(
         report = verify_dataset(tmp, configs)
         if not report.ok:
             raise OutputError(f"{source}: the downloaded copy fails verification:\n  " + "\n  ".join(report.problems))
+        if configs is not None and set(configs) != set(read_manifest(tmp).get("configs") or {}):
+            write_partial_record(tmp, configs)
         lacking = sorted(c for c in configs or () if not (tmp / "data" / c).is_dir())
         if lacking:
             raise OutputError(f"{source}: the dataset has no data for config(s) {', '.join(lacking)}; nothing was kept")

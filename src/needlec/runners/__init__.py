@@ -6,6 +6,7 @@ item id, so the runner's native output can be fed back to `needlec score` unchan
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,12 +62,20 @@ def export(
     target = check_target(Path(out), _is_export, guard=(Path(dataset),), what="an earlier export")
     chosen = select_items(dataset, tokenizer, config)
     with atomic_directory(target, _is_export, guard=(Path(dataset),), what="an earlier export") as tmp:
-        return RUNNERS[to](chosen, tmp, options)
+        files = RUNNERS[to](chosen, tmp, options)
+        (tmp / EXPORT_RECORD).write_text(json.dumps({"needlec_export": to}) + "\n", encoding="utf-8")
+        return files
+
+
+EXPORT_RECORD = ".needlec-export.json"
+"""What marks a folder `export` wrote (with the runner it was for), which a later export may replace."""
 
 
 def _is_export(folder: Path) -> bool:
-    """A folder an earlier `export` wrote: its record of what needlec wrote (`.needlec-written`), and none of
-    the files that mark a dataset, a score report or a slice. (The record must list every file in it too.)"""
-    return (folder / WRITTEN).is_file() and not any(
-        (folder / name).exists() for name in ("manifest.json", "summary.json", "slice.json")
-    )
+    """A folder an earlier `export` wrote: it holds `EXPORT_RECORD`. (The folder's `.needlec-written` must list
+    every file in it too, or it is not replaced.)"""
+    try:
+        record = json.loads((folder / EXPORT_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and "needlec_export" in record and (folder / WRITTEN).is_file()

@@ -157,12 +157,12 @@ def score(
     items = select_items(dataset, tokenizer, config)
     by_id: dict[str, list[str]] = defaultdict(list)
     source: Iterable[Response]
-    if isinstance(responses, (str, Path)):  # one file
-        responses = [responses]
-    if all(isinstance(r, (str, Path)) for r in responses):
-        source = (resp for path in responses for resp in read_responses(path))  # type: ignore[arg-type]
+    # (a generator is read once: the check below must not use up its first)
+    given: list[Any] = [responses] if isinstance(responses, (str, Path)) else list(responses)
+    if all(isinstance(r, (str, Path)) for r in given):
+        source = (resp for path in given for resp in read_responses(path))
     else:
-        source = map(_as_response, responses, itertools.count(1))
+        source = map(_as_response, given, itertools.count(1))
     failed: dict[str, Response] = {}
     origins: dict[str, str] = {}  # where each id's first response came from (file:line)
     for resp in source:

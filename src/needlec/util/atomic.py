@@ -66,7 +66,9 @@ def is_needlec_dataset(folder: Path) -> bool:
 
 _SUMS_LINE = re.compile(r"([0-9a-f]{64}) [ *](.+)")
 """A `SHA256SUMS` line, as `needlec verify` reads it."""
-DATASET_FILES = ("manifest.json", "README.md", SUMS, "audit/filters.jsonl", "audit/summary.md")
+PARTIAL_RECORD = ".needlec-partial.json"
+"""The record of a copy of some configs only (`download NAME/CONFIG`): which configs it holds."""
+DATASET_FILES = ("manifest.json", "README.md", SUMS, "audit/filters.jsonl", "audit/summary.md", PARTIAL_RECORD)
 """What a dataset folder holds besides the data files its manifest lists."""
 SYSTEM_JUNK = {".DS_Store", "Thumbs.db", "desktop.ini"}
 """Files a desktop's file browser leaves in any folder it shows: never a reason to keep a folder."""

@@ -18,7 +18,9 @@ class FaultyLockerNeedle(StrictModel):
     """A locker-code needle whose draw goes wrong."""
 
     type: Literal["faulty_locker"] = Field(description="Selects the faulty needle kind.")
-    fault: Literal["raise", "dict", "flat_answers"] = Field(description="How the draw goes wrong.")
+    fault: Literal["raise", "dict", "flat_answers", "items"] = Field(
+        description="How the draw goes wrong (`items`: only when an item is built, not in the spec's checks)."
+    )
 
 
 class FaultyLockerKind(NeedleKindBase):
@@ -34,12 +36,21 @@ class FaultyLockerKind(NeedleKindBase):
             raise ValueError("the locker register is empty")
         if self.config.fault == "dict":
             return {"needles": [f"Locker 7 opens with {code}."], "answers": [[code]]}  # type: ignore[return-value]
+        if self.config.fault == "flat_answers":
+            return Draw(
+                case=case,
+                needles=(f"Locker 7 opens with {code}.",),
+                question="What opens locker 7?",
+                answers=(code,),  # type: ignore[arg-type]  # the fault: one fact of aliases, not a tuple of facts
+            )
         return Draw(
-            case=case,
-            needles=(f"Locker 7 opens with {code}.",),
-            question="What opens locker 7?",
-            answers=(code,),  # type: ignore[arg-type]  # the fault: one fact of aliases, not a tuple of facts
+            case=case, needles=(f"Locker 7 opens with {code}.",), question="What opens locker 7?", answers=((code,),)
         )
+
+    def draw_at(self, case: str, rng: random.Random, length: int) -> Draw:
+        if self.config.fault == "items":
+            raise ValueError(f"the locker register has no page for {length} tokens")
+        return self.draw(case, rng)
 
 
 NEEDLES.register("faulty_locker", FaultyLockerNeedle)(FaultyLockerKind)
