@@ -1,28 +1,58 @@
-"""A real third-party plugin (tests/fixture_plugin, installed with pip) through the CLI and the API.
+"""A real third-party plugin (tests/fixture_plugin) through the CLI and the API.
 
 The plugin adds a haystack source (`tide_log`), a needle kind (`locker_code`), a metric
 (`exact_token`) and a builder (`tide_rows`) whose items use the plugin's own layout (`mirror`)
 through entry points, plus a source entry point whose import fails
-(`broken_pages`). Registries are process-wide and the rest of the suite runs with discovery off,
-so every check here runs in a fresh subprocess with `NEEDLEC_PLUGINS=1`.
+(`broken_pages`), and a kind and a metric that go wrong (`faulty.py`). Registries are process-wide and
+the rest of the suite runs with discovery off, so every check here runs in a fresh subprocess with
+`NEEDLEC_PLUGINS=1`.
+
+The plugin is installed for those subprocesses only, the way an installer lays out an installed
+distribution: a `.dist-info` folder with its metadata and the entry points of its `pyproject.toml`, on
+their `PYTHONPATH` beside the plugin's sources. So the user's environment never holds it (its test
+components would show in their spec language's suggestions and schema otherwise).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-from importlib.metadata import PackageNotFoundError, distribution
+import tempfile
+import tomllib
 from pathlib import Path
 
 import pytest
 
-try:
-    distribution("needlec-fixture-plugin")
-except PackageNotFoundError:  # pragma: no cover - CI installs it (.ci/run)
-    pytest.skip("the fixture plugin is not installed: pip install -e tests/fixture_plugin", allow_module_level=True)
+PLUGIN = Path(__file__).resolve().parent / "fixture_plugin"
+
+
+def _installed(plugin: Path) -> Path:
+    """A folder holding the plugin's distribution metadata (`NAME-VERSION.dist-info`), from its pyproject."""
+    project = tomllib.loads((plugin / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    site = Path(tempfile.mkdtemp(prefix="needlec-plugin-site-"))
+    atexit.register(shutil.rmtree, site, True)
+    info = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n", encoding="utf-8"
+    )
+    groups = project["entry-points"]
+    (info / "entry_points.txt").write_text(
+        "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()) + "\n"
+            for group, points in groups.items()
+        ),
+        encoding="utf-8",
+    )
+    return site
+
+
+PLUGIN_PATH = os.pathsep.join([str(_installed(PLUGIN)), str(PLUGIN / "src")])
 
 SPEC = """\
 name: plugin-demo
@@ -46,7 +76,8 @@ scoring:
 
 
 def run(args: list[str], cwd: Path, plugins: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NEEDLEC_PLUGINS": "1" if plugins else "0", "HF_HUB_OFFLINE": "1"}
+    path = os.pathsep.join(p for p in (PLUGIN_PATH, os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "NEEDLEC_PLUGINS": "1" if plugins else "0", "HF_HUB_OFFLINE": "1", "PYTHONPATH": path}
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False, timeout=600)
 
 
