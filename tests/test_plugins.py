@@ -244,8 +244,8 @@ def test_a_plugin_that_raises_is_named_as_the_one_to_tell(tmp_path: Path) -> Non
 
 
 def test_a_plugin_that_raises_in_a_worker_process_is_named_too(tmp_path: Path) -> None:
-    # the draw raises only when items are built: in the worker processes of `--jobs 2`, whose tracebacks do
-    # not reach the parent by themselves
+    # the draw raises only when an item is built in a worker process of `--jobs 2`, whose traceback does not
+    # reach the parent by itself (the parent builds one item of each config first, which must not raise)
     spec = faulty_spec(tmp_path, "items")
     args = [sys.executable, "-m", "needlec", "compile", str(spec), "-o", str(tmp_path / "out"), "-q", "-j", "2"]
     result = run(args, tmp_path)

@@ -151,6 +151,15 @@ def test_a_one_config_copy_verifies_loads_and_is_not_published(
     assert "data/multi/cl100k_base.jsonl: missing" in capsys.readouterr().err
     with pytest.raises(NeedlecError, match="a data file the manifest lists is missing"):
         list(needlec.load_items(tmp_path / "whole"))
+    # a record of some configs does not hide a damaged file of another config that is there
+    forged = tmp_path / "forged"
+    download_entry("niah", forged, str(out))
+    (forged / ".needlec-partial.json").write_text('{"configs": ["passkey"]}', encoding="utf-8")
+    data = next((forged / "data" / "multi").rglob("*.jsonl"))
+    data.write_bytes(data.read_bytes().replace(b'"', b"'", 1))
+    capsys.readouterr()
+    assert main(["verify", str(forged)]) != 0
+    assert f"{data.relative_to(forged).as_posix()}: sha256" in capsys.readouterr().err
     # the partial copy downloads again over itself (its record is needlec's own file)
     download_entry("niah/single", tmp_path / "single", str(out))
     assert json.loads((tmp_path / "single" / ".needlec-partial.json").read_text(encoding="utf-8")) == {
@@ -193,6 +202,12 @@ def test_verify_checks_a_release_folder_dataset_by_dataset(
     assert main(["verify", str(copy)]) != 0
     err = capsys.readouterr().err
     assert "catalogue.json: its sha256 does not match SHA256SUMS" in err and "is not the 000" in err
+    # a release folder that lost its SHA256SUMS is no published folder (which never has one)
+    shutil.rmtree(copy)
+    shutil.copytree(out, copy)
+    (copy / "SHA256SUMS").unlink()
+    assert main(["verify", str(copy)]) != 0
+    assert "SHA256SUMS: missing" in capsys.readouterr().err
 
 
 def test_a_catalogue_that_lies_never_replaces_a_download(built: tuple[Path, list[str]], tmp_path: Path) -> None:

@@ -80,7 +80,15 @@ component registered by code that is not an installed plugin), for `plugin_origi
 
 
 def _package(module: str) -> str:
-    return module.rpartition(".")[0] or module
+    """The package a plugin's module belongs to: its top-level package, or where that is a namespace package
+    shared with others (no `__file__`), the first regular package below it."""
+    parts = module.split(".")
+    for i in range(1, len(parts) + 1):
+        name = ".".join(parts[:i])
+        loaded = sys.modules.get(name)
+        if loaded is not None and getattr(loaded, "__file__", None) is not None:
+            return name
+    return module
 
 
 def _plugin_of(module: str) -> str | None:

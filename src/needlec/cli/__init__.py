@@ -526,8 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print(
-            "interrupted; the output folder was left as it was (a compile keeps its finished shards, and the same "
-            "command goes on from them and clears any half-written temporary folder)",
+            "interrupted; nothing was replaced (an interrupted compile keeps its finished shards: the same command "
+            "goes on from them and clears any half-written temporary folder)",
             file=sys.stderr,
         )
         return 130

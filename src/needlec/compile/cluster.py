@@ -40,7 +40,7 @@ def _build_slice(spec: str, folder: str, shard: tuple[int, int], options: Compil
         origin = plugin_origin(exc.__traceback__)
         if origin is None:
             raise
-        raise PluginFault(origin, "".join(traceback.format_exception(exc))) from None
+        raise PluginFault(origin, "".join(traceback.format_exception(exc))) from exc
     return result.items, result.built
 
 
@@ -107,6 +107,7 @@ def compile_on_ray(
         done = 0
         built = 0
         failures: list[str] = []
+        fault: PluginFault | None = None  # a plugin's, raised in a task: reported as the plugin's once all end
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             index = pending.pop(ready[0])
@@ -114,10 +115,14 @@ def compile_on_ray(
                 built += ray.get(ready[0])[1]
             except Exception as exc:  # a task's error comes back wrapped; the other slices are kept
                 cause = getattr(exc, "cause", None) or exc
+                if isinstance(cause, PluginFault):
+                    fault = fault or cause
                 failures.append(f"slice {index}/{count}: {cause}")
             done += 1
             if options.progress:
                 print(f"ray: {done}/{count} slice(s) done", file=sys.stderr, flush=True)
+        if fault is not None:
+            raise fault
         if failures:
             raise NeedlecError(
                 f"{len(failures)} of {count} slice(s) failed:\n  "

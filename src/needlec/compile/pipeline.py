@@ -401,11 +401,13 @@ def _run_block(index: int) -> tuple[int, Summary]:
         return index, Summary(block.count, 0, error=f"{block.cell}: {exc.render()}")
     except Exception as exc:
         part.unlink(missing_ok=True)
+        import multiprocessing
+
         origin = plugin_origin(exc.__traceback__)
-        if origin is None:
-            raise
-        # a plugin's fault, named here where its frames are (a worker's traceback does not reach the parent)
-        raise PluginFault(origin, "".join(traceback.format_exception(exc))) from None
+        if origin is None or multiprocessing.parent_process() is None:
+            raise  # (in this process the exception, its type and its frames reach the caller as they are)
+        # a plugin's fault in a worker, named here where its frames are (they do not reach the parent)
+        raise PluginFault(origin, "".join(traceback.format_exception(exc))) from exc
     except BaseException:
         part.unlink(missing_ok=True)
         raise

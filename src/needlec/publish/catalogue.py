@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from needlec.errors import NeedlecError, OutputError
-from needlec.util.atomic import atomic_directory
+from needlec.util.atomic import WRITTEN, atomic_directory
 from needlec.util.sums import SUMS, every_file, write_sums
 from needlec.version import __version__
 
@@ -361,12 +361,19 @@ def publish_catalogue(
 
 
 def _is_published(folder: Path) -> bool:
-    """A folder `publish --catalogue --to PATH` wrote: a catalogue of datasets, and no release's `SHA256SUMS`."""
+    """A folder `publish --catalogue --to PATH` wrote: a catalogue of datasets, no release's `SHA256SUMS`, and
+    the record of what it holds that its atomic write left (`.needlec-written`), which lists the catalogue."""
     try:
         data = json.loads((folder / CATALOGUE).read_text(encoding="utf-8"))
+        written = (folder / WRITTEN).read_text(encoding="utf-8").splitlines()
     except (OSError, ValueError):
         return False
-    return isinstance(data, dict) and isinstance(data.get("datasets"), list) and not (folder / SUMS).is_file()
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("datasets"), list)
+        and not (folder / SUMS).is_file()
+        and CATALOGUE in written
+    )
 
 
 def load_catalogue(source: str) -> tuple[dict[str, Any], Path | None, str | None]:
