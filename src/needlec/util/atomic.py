@@ -182,20 +182,24 @@ def check_target(
     foreign = foreign_files(resolved) if resolved.is_dir() else []
     edited = edited_files(resolved) if resolved.is_dir() and not foreign else []
     if edited:
-        shown = ", ".join(edited[:5]) + (f" and {len(edited) - 5} more" if len(edited) > 5 else "")
         raise OutputError(
-            f"refusing to replace {target}: {shown} changed since needlec wrote {'it' if len(edited) == 1 else 'them'} "
+            f"refusing to replace {target}: {_some(edited)} changed since needlec wrote "
+            f"{'it' if len(edited) == 1 else 'them'} "
             f"(the folder's {SUMS} records what was written), and replacing the folder would lose the changes. "
             "Copy them elsewhere or restore the files, or choose another folder; nothing was changed."
         )
     if foreign:
-        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise OutputError(
             f"refusing to replace {target}: besides what needlec wrote there it holds {len(foreign)} other "
-            f"file(s) ({shown}), which replacing the folder would delete. Move them elsewhere or choose "
+            f"file(s) ({_some(foreign)}), which replacing the folder would delete. Move them elsewhere or choose "
             "another folder; nothing was changed."
         )
     return resolved
+
+
+def _some(names: list[str]) -> str:
+    """The first five names, and how many more."""
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def inside(root: Path, relative: str) -> Path:
