@@ -81,9 +81,10 @@ def write_partial_record(folder: Path, configs: set[str]) -> None:
 
 def verify_dataset(folder: str | Path, configs: set[str] | None = None, *, allow_partial: bool = False) -> VerifyReport:
     """Check `folder` against its manifest and SHA256SUMS; with `configs`, a folder that holds only those
-    configs' data files (a partial download) passes when they are intact. With `allow_partial`, a folder
-    holding every data file of some configs and none of the others is taken as such a copy of the configs
-    it holds (`report.partial`); without, every config's files must be there (what publishing needs)."""
+    configs' data files (a partial download) passes when they are intact (any other config's file that is
+    there is checked too). With `allow_partial`, a folder whose `PARTIAL_RECORD` names some configs is taken
+    as such a copy of them (`report.partial`); without, every config's files must be there (what publishing
+    needs)."""
     folder = Path(folder)
     report = VerifyReport(folder)
     absent: set[str] = set()  # data files of configs left out on purpose
