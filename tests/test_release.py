@@ -140,6 +140,16 @@ def test_a_one_config_copy_verifies_loads_and_is_not_published(
         list(needlec.load_items(tmp_path / "single", config="multi"))
     assert main(["verify", str(tmp_path / "single")]) == 0
     assert "holds 1 of the dataset's 6 configs (single)" in capsys.readouterr().out
+    # `datasets` reads a copy too, of a config other than the card's first (its default, whose files
+    # `datasets` looks for whichever config is asked): the copy's card lists only the config it holds
+    from datasets import load_dataset
+
+    download_entry("niah/passkey", tmp_path / "passkey", str(out))
+    source = out / "niah" / "data" / "passkey"
+    ids = [json.loads(line)["id"] for path in source.rglob("*.jsonl") for line in path.open(encoding="utf-8")]
+    loaded = load_dataset(str(tmp_path / "passkey"), name="passkey", cache_dir=str(tmp_path / "hf-cache"))
+    assert ids and sorted(row["id"] for split in loaded.values() for row in split) == sorted(ids)
+    assert main(["verify", str(tmp_path / "passkey")]) == 0  # the card's new sha256 is in SHA256SUMS
     # a whole copy that lost a config's files, or a whole config, is damaged, not a partial copy: only a
     # download of some configs says it is one (its `.needlec-partial.json`)
     whole = download_entry("niah", tmp_path / "whole", str(out))

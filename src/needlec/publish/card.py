@@ -99,6 +99,16 @@ def release_card(readme: str, manifest: dict[str, Any]) -> str:
     return f"---\n{front}---\n{body.rstrip()}\n{checks}"
 
 
+def partial_card(readme: str, held: list[str]) -> str:
+    """A card for a copy of some configs only: its `configs` list keeps only `held`, so a loader that reads the
+    card (`datasets.load_dataset`) looks for no file the copy does not have; the rest is as it was."""
+    meta, body = split_front_matter(readme)
+    if not meta:
+        return readme
+    meta["configs"] = [c for c in meta.get("configs") or [] if isinstance(c, dict) and c.get("config_name") in held]
+    return f"---\n{yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)}---\n{body}"
+
+
 def _shape(value: Any) -> Shape:
     if value is None:
         return "null"

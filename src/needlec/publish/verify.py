@@ -18,7 +18,7 @@ from typing import Any
 
 from needlec.dataset.manifest import MANIFEST, ManifestUnreadable, content_hash, read_manifest
 from needlec.errors import NeedlecError, OutputError
-from needlec.publish.card import SUMS
+from needlec.publish.card import SUMS, partial_card
 from needlec.util.atomic import PARTIAL_RECORD, atomic_directory
 from needlec.util.sums import every_file, file_digest
 
@@ -75,8 +75,21 @@ def held_configs(folder: Path, manifest: dict[str, Any]) -> list[str] | None:
 
 
 def write_partial_record(folder: Path, configs: set[str]) -> None:
-    """Mark `folder` as a copy of `configs` only (`held_configs`)."""
+    """Mark `folder` as a copy of `configs` only (`held_configs`), and narrow its card's `configs` to them (with
+    the card's line of `SHA256SUMS` to match), so that `datasets.load_dataset` reads the copy."""
     (folder / PARTIAL_RECORD).write_text(json.dumps({"configs": sorted(configs)}) + "\n", encoding="utf-8")
+    card = folder / "README.md"
+    if not card.is_file():
+        return
+    card.write_text(partial_card(card.read_text(encoding="utf-8"), sorted(configs)), encoding="utf-8")
+    sums = folder / SUMS
+    if sums.is_file():
+        digest = file_digest(card)[0]
+        lines = sums.read_text(encoding="utf-8").splitlines()
+        fixed = [
+            f"{digest}  README.md" if re.fullmatch(r"[0-9a-f]{64} [ *]README\.md", line) else line for line in lines
+        ]
+        sums.write_text("\n".join(fixed) + "\n", encoding="utf-8")
 
 
 def verify_dataset(folder: str | Path, configs: set[str] | None = None, *, allow_partial: bool = False) -> VerifyReport:
