@@ -74,9 +74,9 @@ class LoadFailure:
 
 
 _PLUGIN_PACKAGES: dict[str, str] = {}
-"""The package of each plugin loaded (the module an entry point names, less its last part: a namespace
-package's plugin claims only its own sub-package) -> its distribution's name (empty where it has none: a
-component registered by code that is not an installed plugin), for `plugin_origin`."""
+"""The package of each plugin loaded (`_package` of the module its entry point names, or that registered a
+component) -> its distribution's name (empty where it has none: a component registered by code that is not
+an installed plugin), for `plugin_origin`."""
 
 
 def _package(module: str) -> str:

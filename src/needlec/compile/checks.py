@@ -14,17 +14,17 @@ from needlec.tokenizer import Tokenizer
 def held_depths(
     item: Item,
     tokenizer: Tokenizer,
+    reachable: dict[int, float],
     count: Callable[[str], int] | None = None,
     joiner: str = "",
     joined: Callable[[str, str], int] | None = None,
 ) -> dict[int, tuple[float, float]]:
     """The range of depths each target needle counts as on target in (by needle index): from its target depth
-    as far as it can be reached (`reachable_depths`) to where the target needles before it push it
-    (`pushed_depths`), each taking its tokens and the `joiner` after it, as the window search counts them
-    (`joined`, the counter's `joined_tokens`, where given)."""
+    as far as it can be reached (`reachable`, as `reachable_depths` gives it) to where the target needles
+    before it push it (`pushed_depths`), each taking its tokens and the `joiner` after it, as the window search
+    counts them (`joined`, the counter's `joined_tokens`, where given)."""
     count = count or tokenizer.count
     together = joined or (lambda text, after: count(text + after))
-    reachable = reachable_depths(item, tokenizer, count)
     indexes = sorted(reachable)
     needles = item.needles
     aimed = [min(needles[i].target_depth_percent, reachable[i]) for i in indexes]
@@ -97,7 +97,7 @@ def check_item(
         if i in reachable and abs(needle.depth_percent - min(needle.target_depth_percent, reachable[i])) > tolerance
     ]
     # only where a needle misses its target (or reachable depth) does it matter how far the ones before push it
-    held = held_depths(item, tokenizer, count, spec.placement.joiner_text(), joined) if off else {}
+    held = held_depths(item, tokenizer, reachable, count, spec.placement.joiner_text(), joined) if off else {}
     for i in off:
         needle = item.needles[i]
         low, high = held[i]
