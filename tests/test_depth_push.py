@@ -1,10 +1,11 @@
 """Needles aimed at close depths push each other deeper: the depth contract counts a needle as on target
 from its aimed depth to where the needles before it push it.
 
-RULER's FWE inserts its Zipf stream as 100 blocks at random depths; the blocks fill most of a 128K
-context, so where many depths fall close together the later blocks cannot sit at theirs. Repeat 180 of
-the shipped spec's 128K cell is such an item: its block 55, aimed at 50.6%, can only start at 60.9%, and
-the compile refused the shipped benchmark for it.
+RULER's FWE inserts its Zipf stream as 100 blocks at random depths; the blocks fill most of the
+context, so where many depths fall close together the later blocks cannot sit at theirs. Repeat 364 of
+the shipped spec's 4,096-token cell is such an item: its block 68, aimed at 60.0%, can only start at
+70.1%, where the block before it ends; before the push rule the compile refused such items (the shipped
+benchmark, at 128K, had four).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def test_many_needles_take_the_same_recurrence(seed: int) -> None:
 
 def test_the_shipped_fwe_item_that_was_refused_compiles(tmp_path: Path) -> None:
     out = tmp_path / "fwe"
-    select = {"config": "fwe", "length": "128K", "repeat": 180, "tokenizer": "cl100k_base"}
+    select = {"config": "fwe", "length": "4096", "repeat": 364, "tokenizer": "cl100k_base"}
     needlec.compile(SPECS / "ruler.yaml", out, select=select)
     [row] = [json.loads(line) for line in (out / "data" / "fwe" / "cl100k_base.jsonl").open(encoding="utf-8")]
     item = next(needlec.load_items(out))
@@ -79,28 +80,34 @@ def test_the_shipped_fwe_item_that_was_refused_compiles(tmp_path: Path) -> None:
         if n["role"] == "target" and abs(n["depth_percent"] - min(n["target_depth_percent"], reachable[i])) > tolerance
     ]
     assert off
-    # and each of those blocks starts right where the one before it in the context ends (pushed, not misplaced)
+    # and each of those blocks starts right where the one before it in the context ends, with the line break
+    # that joins them (pushed, not misplaced)
     ordered = sorted((n for n in row["needles"] if n["role"] == "target"), key=lambda n: n["token_offset"])
     for i in off:
         k = next(j for j, n in enumerate(ordered) if n["id"] == row["needles"][i]["id"])
         before = ordered[k - 1]
-        assert row["needles"][i]["token_offset"] == before["token_offset"] + tokenizer.count(before["text"])
+        assert row["needles"][i]["token_offset"] == before["token_offset"] + tokenizer.count(before["text"] + "\n")
     assert check_item(item, spec, tokenizer, verify=True) == []
 
 
 def test_a_window_within_the_old_rule_is_still_the_one_taken(tmp_path: Path) -> None:
-    # Repeat 324 of FWE at 4,096 tokens with o200k_base has a window start whose blocks sit within the
-    # tolerance of their targets (or reachable depths) as they are, and an earlier start within it only once
-    # the blocks may push each other. The search keeps the first kind wherever one exists, so items that
-    # compiled before the push rule keep their windows and their bytes; the push rule only rescues items
-    # that had no such window.
+    # Repeat 71 of FWE at 4,096 tokens with the stream sized to fill 90% of the context has a window start
+    # whose blocks sit within the tolerance of their targets (or reachable depths) as they are, and an earlier
+    # start within it only once the blocks may push each other. The search keeps the first kind wherever one
+    # exists, so items that compiled before the push rule keep their windows and their bytes; the push rule
+    # only rescues items that had no such window.
+    spec_path = tmp_path / "fuller.yaml"
+    spec_path.write_text(
+        f"extends: {SPECS / 'ruler.yaml'}\nvariants:\n  task:\n    fwe:\n      needle: {{task: fwe, fwe_fill: 0.9}}\n",
+        encoding="utf-8",
+    )
     out = tmp_path / "fwe"
-    select = {"config": "fwe", "length": "4096", "repeat": 324, "tokenizer": "o200k_base"}
-    needlec.compile(SPECS / "ruler.yaml", out, select=select, tokenizers=["o200k_base"])
+    select = {"config": "fwe", "length": "4096", "repeat": 71, "tokenizer": "cl100k_base"}
+    needlec.compile(spec_path, out, select=select)
     item = next(needlec.load_items(out))
-    plan = load_plan(SPECS / "ruler.yaml")
+    plan = load_plan(spec_path)
     spec = plan.config("fwe").spec
-    tokenizer = load_tokenizer(tokenizer_argument("o200k_base"), plan.spec_dir)
+    tokenizer = load_tokenizer(tokenizer_argument("cl100k_base"), plan.spec_dir)
     assert tokenizer.count(item.context()) == item.context_tokens
     reachable = reachable_depths(item, tokenizer)
     for i, needle in enumerate(item.needles):

@@ -117,7 +117,8 @@ def precision(question: str, reference: str | Sequence[str], stemmed: bool = Fal
     else:
         distinct = set(reference)  # (CWE's 300 needles are ten words)
         unicode = not all(part.isascii() for part in distinct)  # the path the joined text would take
-        parts = {part: _part_or_gap(part, unicode, stemmed, vocabulary) for part in distinct}
+        judge = _LineJudge(vocabulary, unicode, stemmed)  # one for every block of lines of the reference
+        parts = {part: _part_or_gap(part, unicode, stemmed, vocabulary, judge) for part in distinct}
         found = focused.focus(list(itertools.chain.from_iterable(map(parts.__getitem__, reference))))
     scores = {
         "rouge1": _ngram_precision(asked, found, 1),
@@ -127,7 +128,33 @@ def precision(question: str, reference: str | Sequence[str], stemmed: bool = Fal
     return {name: round(scores[name], 6) for name in METRICS}
 
 
-def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) -> tuple[str, ...]:
+class _LineJudge:
+    """What one line of a block holds for the question (memoised per line): `HIT` where one of its tokens
+    (stemmed, with `stemmed`) is a question token, else 1 where it has tokens, else 0. Summed over a block's
+    lines (`Lines.weighted`, every block of a stream at once), it tells what the block's distinct tokens would:
+    a hit, tokens but none of the question's, or none."""
+
+    HIT = 1 << 40
+    """More than the lines of any block, so that a sum of at least it means a hit."""
+
+    def __init__(self, vocabulary: set[str], unicode: bool, stemmed: bool) -> None:
+        self.vocabulary, self.unicode, self.stemmed = vocabulary, unicode, stemmed
+        self.seen: dict[str, int] = {}
+
+    def __call__(self, line: str) -> int:
+        got = self.seen.get(line)
+        if got is None:
+            tokens = _unstemmed(line, self.unicode)
+            if self.stemmed:
+                tokens = [stem(token) for token in tokens]
+            got = self.HIT if not self.vocabulary.isdisjoint(tokens) else 1 if tokens else 0
+            self.seen[line] = got
+        return got
+
+
+def _part_or_gap(
+    part: str, unicode: bool, stemmed: bool, vocabulary: set[str], judge: _LineJudge | None = None
+) -> tuple[str, ...]:
     """A part's tokens (`UnicodeTokenizer(stemmed).tokenize` of it alone, on its Unicode path or its ASCII
     one: parts joined by a space give the tokens of each in turn, as NFKC and case folding change nothing
     across a space and no token holds one), or, for a part with none of the question's tokens, one
@@ -135,7 +162,7 @@ def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) 
     FWE's 100 blocks of coded words (43,000 tokens an item) then add 100 placeholders, not 43,000 tokens,
     to the reference it looks through. Parts of up to `PART_MEMO_CHARS` characters are memoised (needles
     recur across items); a longer one is judged by its distinct tokens first (a `Lines` block by its distinct
-    lines)."""
+    lines, through `judge`: `_LineJudge`)."""
     if len(part) <= PART_MEMO_CHARS:
         tokens = _part_tokens(part, unicode, stemmed)
         if not tokens or not vocabulary.isdisjoint(tokens):
@@ -144,10 +171,11 @@ def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str]) 
     # a long part (not memoised): its distinct tokens decide, and only a part that has a question token is
     # stemmed and listed token by token
     if isinstance(part, Lines) and part.consistent():  # a block of lines: its distinct lines' tokens are its own
-        distinct = set(_unstemmed("\n".join(part.lines), unicode))
-        if not distinct:
+        judge = judge or _LineJudge(vocabulary, unicode, stemmed)
+        marks = part.weighted(judge)
+        if marks == 0:
             return ()
-        if vocabulary.isdisjoint({stem(token) for token in distinct} if stemmed else distinct):
+        if marks is not None and marks < judge.HIT:
             return (FocusedTokenizer.PLACEHOLDER,)
     words = _unstemmed(part, unicode)
     if not words:

@@ -24,6 +24,7 @@ from needlec.spec.loader import Document, KeyPath, dotted, load_file, merge_docu
 from needlec.spec.models import RandomDepths, RandomDepthsRule, Spec, StepDepths, json_schema
 from needlec.spec.templates import TemplateProblem, render
 from needlec.spec.validate import problems_from
+from needlec.util.rounding import round_many
 
 CONTEXT_SENTINEL = "\x00needlec-context\x00"
 DEFAULT_CONFIG = "default"
@@ -79,7 +80,7 @@ def random_depths(rule: RandomDepthsRule, count: int, rng: random.Random) -> lis
         )
     # rng.uniform(0.0, room) is 0.0 + room * rng.random(), which is room * rng.random(): the same points
     points = sorted([room * r for r in [rng.random() for _ in range(count)]])
-    depths = [round(rule.low + p + i * rule.min_gap, 4) for i, p in enumerate(points)]
+    depths = round_many([rule.low + p + i * rule.min_gap for i, p in enumerate(points)])
     rng.shuffle(depths)
     return depths
 

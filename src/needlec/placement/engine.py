@@ -22,6 +22,7 @@ from needlec.errors import ContractError
 from needlec.haystacks.index import CLASS_ANCHOR, LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
 from needlec.tokenizer import Tokenizer
 from needlec.util.lines import Lines
+from needlec.util.rounding import round_many
 
 if TYPE_CHECKING:
     import numpy as np
@@ -169,7 +170,7 @@ class Placement:
         if self._depths is None:
             total = self.context_tokens
             depths = (
-                tuple(round(100.0 * t / total, 4) for t in self.needle_tokens)
+                tuple(round_many([100.0 * t / total for t in self.needle_tokens]))
                 if total
                 else (0.0,) * len(self.needle_tokens)
             )
@@ -501,13 +502,20 @@ class Counter:
             first = self._first_chars = re.compile(f"[{firsts}]") if firsts else False
         if not first:
             return None
-        for line in itertools.filterfalse(per_line.__contains__, text.lines):
-            per_line[line] = self.encoded(line + "\n") if first.match(line) and not line[-1].isspace() else -1
-        counts = list(map(per_line.__getitem__, text.lines))
-        if -1 in counts or not text.consistent():
+        if not text.consistent():
             return None
-        total: int = sum(map(operator.mul, counts, text.counts))
-        return total
+        return text.weighted(self._line_tokens)
+
+    def _line_tokens(self, line: str) -> int:
+        """A line's tokens with its line break after it (`_lines_tokens`), or -1 where a line of a block cannot be
+        counted alone: it begins with no character of a verified line class, or ends with whitespace."""
+        per_line = self._per_line
+        got = per_line.get(line)
+        if got is None:
+            first = self._first_chars
+            verified = bool(first and line and first.match(line) and not line[-1].isspace())
+            got = per_line[line] = self.encoded(line + "\n") if verified else -1
+        return got
 
     def piece(
         self,

@@ -12,8 +12,9 @@ serialises as its text (and every `str` method returns a plain `str`).
 from __future__ import annotations
 
 import itertools
+import operator
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,6 +46,17 @@ class Lines(str):
     def counts(self) -> Sequence[int]:
         return self.tally()[1]
 
+    def weighted(self, value_of: Callable[[str], int]) -> int | None:
+        """The sum of `value_of(line)` over the lines, each distinct line's value times its count (a line's
+        token count with its line break makes the text's count); None where a value is negative (a line that
+        cannot be counted so). `value_of` must give a line the same value at every call."""
+        lines, counts = self.tally()
+        values = list(map(value_of, lines))
+        if any(value < 0 for value in values):
+            return None
+        total: int = sum(map(operator.mul, values, counts))
+        return total
+
     def __reduce__(self) -> tuple[type[Lines], tuple[str, Sequence[str], Sequence[int]]]:
         return (Lines, (str(self), self.lines, self.counts))
 
@@ -66,6 +78,24 @@ class _Runs:
     def __init__(self, names: np.ndarray, ids: np.ndarray, runs: np.ndarray) -> None:
         self.names, self.ids, self.runs = names, ids, runs
         self._tallies: list[tuple[list[str], list[int]]] | None = None
+        self._weights: tuple[Callable[[str], int], list[int] | None] | None = None  # `weighted`'s last
+
+    def weighted(self, value_of: Callable[[str], int]) -> list[int] | None:
+        """`Lines.weighted` of every run at once: each word of the stream valued once, the values summed over
+        each run's lines by numpy. The sums are kept for the next call with an equal `value_of` (a counter asks
+        for each run in turn with its own bound method, whose values never change for a line)."""
+        if self._weights is not None and self._weights[0] == value_of:
+            return self._weights[1]
+        values = list(map(value_of, self.names.tolist()))
+        sums: list[int] | None = None
+        if all(value >= 0 for value in values):
+            import numpy as np
+
+            starts = np.zeros(len(self.runs), dtype=np.int64)
+            np.cumsum(self.runs[:-1], out=starts[1:])
+            sums = np.add.reduceat(np.array(values, dtype=np.int64)[self.ids], starts).tolist()
+        self._weights = (value_of, sums)
+        return sums
 
     def tally(self, k: int) -> tuple[list[str], list[int]]:
         if self._tallies is None:
@@ -99,6 +129,12 @@ class _RunLines(Lines):
         """True: the tally was made from the stream this text was written from."""
         return True
 
+    def weighted(self, value_of: Callable[[str], int]) -> int | None:
+        """`Lines.weighted`, from the sums of every run of the stream (`_Runs.weighted`), without a tally: a
+        word the run lacks weighs nothing in its sum, but a negative value anywhere in the stream gives None."""
+        sums = self._runs.weighted(value_of)
+        return None if sums is None else sums[self._k]
+
 
 def line_blocks(words: Sequence[str], ids: np.ndarray, parts: int) -> list[Lines]:
     """The stream of `words[i]` for `i` in `ids`, cut into `parts` consecutive runs whose sizes differ by at
@@ -115,14 +151,51 @@ def line_blocks(words: Sequence[str], ids: np.ndarray, parts: int) -> list[Lines
     if any("\n" in word for word in words):
         raise ValueError("a word holds a line break")
     names = np.array(words, dtype=object)
-    stream = names[ids].tolist()
     size, extra = divmod(n, parts)
     runs = np.full(parts, size, dtype=np.int64)
     runs[:extra] += 1
     source = _Runs(names, ids, runs)
-    out: list[Lines] = []
+    written = _written_ascii(words, ids, runs)
+    if written is not None:  # one buffer for the whole stream, each run a slice of it
+        text, ends = written
+        at = 0
+        out: list[Lines] = []
+        for k, end in enumerate(ends):
+            out.append(_RunLines(text[at : end - 1], source, k))  # (without the line break after its last line)
+            at = end
+        return out
+    stream = names[ids].tolist()
+    out = []
     at = 0
     for k, step in enumerate(runs.tolist()):
         out.append(_RunLines("\n".join(stream[at : at + step]), source, k))
         at += step
     return out
+
+
+WRITE_WIDTH = 32
+"""The longest line (with its line break, in bytes) that `_written_ascii` writes through numpy."""
+
+
+def _written_ascii(words: Sequence[str], ids: np.ndarray, runs: np.ndarray) -> tuple[str, list[int]] | None:
+    """The stream of `words[i]` for `i` in `ids`, every word followed by a line break, written by numpy, and the
+    character offset where each run ends (after its last line break); None where a word is not ASCII, holds a NUL
+    or is longer than `WRITE_WIDTH` allows (the caller then joins the words in Python).
+
+    Each word is a row of a byte table padded with NULs after its line break; the stream's rows are gathered and
+    the padding dropped."""
+    import numpy as np
+
+    if not all(word.isascii() and "\0" not in word for word in words):
+        return None
+    width = max(map(len, words)) + 1
+    if width > WRITE_WIDTH:
+        return None
+    table = b"".join((word + "\n").encode("ascii").ljust(width, b"\0") for word in words)
+    rows = np.frombuffer(table, dtype=np.dtype((np.void, width)))[ids]
+    text = rows.tobytes().translate(None, b"\0").decode("ascii")
+    sizes = np.array([len(word) + 1 for word in words], dtype=np.int64)[ids]
+    starts = np.zeros(len(runs), dtype=np.int64)
+    np.cumsum(runs[:-1], out=starts[1:])
+    ends = np.cumsum(np.add.reduceat(sizes, starts)).tolist()
+    return text, ends

@@ -29,7 +29,6 @@ from needlec.kinds.ruler.common import (
     Exclusion,
     RulerGenerationError,
     random_letters,
-    shuffle_order,
 )
 from needlec.languages.wordlists import cwe_words
 
@@ -209,10 +208,12 @@ def frequent_word_stream(
     vocab_size: int,
     exclude: Sequence[str] | Exclusion | None = None,
 ) -> FrequentStream:
-    """Draw one FWE stream: `vocab_size` coded words (RULER: context length / 50), counts from `num_words`.
+    """Draw one FWE stream: a vocabulary of `vocab_size` ranks (RULER: context length / 50), counts from
+    `num_words`; the ranks whose count is not zero get a coded word each (the others are never written).
 
     Coded words are fresh random lowercase strings, never one of `exclude` (default: the frozen
-    common-word vocabulary, which holds every real word shipped)."""
+    common-word vocabulary, which holds every real word shipped). The stream's order comes from a numpy
+    generator seeded from `rng`."""
     import numpy as np
 
     counts = zipf_counts(num_words, vocab_size, spec.alpha)
@@ -232,21 +233,23 @@ def frequent_word_stream(
         letters = random_letters(rng, n * size, string.ascii_lowercase)
         return [letters[i : i + size] for i in range(0, n * size, size)]
 
-    vocab = pool.draw_all(make_many, vocab_size, "coded word")
-    vocab[: spec.num_noise] = [spec.noise_token] * spec.num_noise
-    # each rank `count` times, in rank order, shuffled (at 128K, 162 of the 2,621 ranks occur at all: counts
-    # fall with the rank, so those are the first ones)
-    used = sum(1 for count in counts if count)
-    words = tuple(dict.fromkeys(vocab[:used]))
+    # counts fall with the rank, so the ranks that occur at all are the first `used` (at 128K, 161 of the 2,621):
+    # only those are drawn as coded words, the rest of the vocabulary would never be written
+    used = counts.index(0) if 0 in counts else len(counts)
+    fresh = pool.draw_all(make_many, max(0, used - spec.num_noise), "coded word")
+    vocab = [spec.noise_token] * min(spec.num_noise, used) + fresh
+    words = tuple(dict.fromkeys(vocab))
     word_of = {word: k for k, word in enumerate(words)}
-    ranks = np.repeat(np.array([word_of[word] for word in vocab[:used]], dtype=np.int64), counts[:used])
-    ids = ranks[shuffle_order(rng, len(ranks))]
+    # each rank `count` times, in rank order, shuffled in place by a generator seeded from `rng` (a Fisher-Yates
+    # shuffle in C: the stream has tens of thousands of lines at 128K)
+    ranks = np.repeat(np.array([word_of[word] for word in vocab], dtype=np.int32), counts[:used])
+    np.random.Generator(np.random.PCG64(rng.getrandbits(128))).shuffle(ranks)
     tally: dict[str, int] = {}
-    for word, count in zip(vocab[:used], counts, strict=False):
+    for word, count in zip(vocab, counts, strict=False):
         tally[word] = tally.get(word, 0) + count
     return FrequentStream(
         words=words,
-        ids=ids,
+        ids=ranks,
         counts=tuple(sorted(tally.items(), key=lambda pair: -pair[1])),
         answers=tuple(vocab[spec.num_noise : spec.num_noise + spec.num_answers]),
     )
