@@ -97,9 +97,22 @@ def _m_above(limit: int) -> Condition:
     return lambda s: _measure(s) > limit
 
 
-def _first_rule(word: str, rules: list[tuple[str, str, Condition | None]]) -> str:
-    """Apply the first rule whose suffix ends `word`; when its condition fails, `word` stays."""
-    for suffix, replacement, condition in rules:
+Rule = tuple[str, str, Condition | None]
+Table = dict[str, list[Rule]]
+"""A rule table by the last letter of the rules' suffixes, each letter's rules in the table's order."""
+
+
+def _table(rules: list[Rule]) -> Table:
+    table: Table = {}
+    for rule in rules:
+        table.setdefault(rule[0][-1], []).append(rule)
+    return table
+
+
+def _first_rule(word: str, table: Table) -> str:
+    """Apply the first rule whose suffix ends `word`; when its condition fails, `word` stays. Only the rules
+    whose suffix ends in the word's last letter can end it, so only those are tried, in the table's order."""
+    for suffix, replacement, condition in table.get(word[-1:], ()):
         if word.endswith(suffix):
             base = word[: len(word) - len(suffix)]
             if condition is None or condition(base):
@@ -108,10 +121,13 @@ def _first_rule(word: str, rules: list[tuple[str, str, Condition | None]]) -> st
     return word
 
 
+_STEP1A = _table([("sses", "ss", None), ("ies", "i", None), ("ss", "ss", None), ("s", "", None)])
+
+
 def _step1a(word: str) -> str:
     if len(word) == 4 and word.endswith("ies"):
         return word[:-3] + "ie"
-    return _first_rule(word, [("sses", "ss", None), ("ies", "i", None), ("ss", "ss", None), ("s", "", None)])
+    return _first_rule(word, _STEP1A)
 
 
 def _step1b(word: str) -> str:
@@ -144,7 +160,7 @@ def _step1c(word: str) -> str:
 
 
 _POSITIVE = _m_above(0)
-_STEP2: list[tuple[str, str, Condition | None]] = [
+_STEP2: list[Rule] = [
     ("ational", "ate", _POSITIVE),
     ("tional", "tion", _POSITIVE),
     ("enci", "ence", _POSITIVE),
@@ -175,10 +191,10 @@ def _step2(word: str) -> str:
     # `-alli` is tried before the table (and the result goes through it again)
     if word.endswith("alli") and _measure(word[:-4]) > 0:
         return _step2(word[:-4] + "al")
-    return _first_rule(word, _STEP2)
+    return _first_rule(word, _STEP2_TABLE)
 
 
-_STEP3: list[tuple[str, str, Condition | None]] = [
+_STEP3: list[Rule] = [
     ("icate", "ic", _POSITIVE),
     ("ative", "", _POSITIVE),
     ("alize", "al", _POSITIVE),
@@ -189,12 +205,13 @@ _STEP3: list[tuple[str, str, Condition | None]] = [
 ]
 
 _ABOVE_ONE = _m_above(1)
-_STEP4: list[tuple[str, str, Condition | None]] = [
+_STEP4: list[Rule] = [
     (suffix, "", _ABOVE_ONE)
     for suffix in ("al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent")
 ]
 _STEP4.append(("ion", "", lambda base: _measure(base) > 1 and base[-1:] in ("s", "t")))
 _STEP4.extend((suffix, "", _ABOVE_ONE) for suffix in ("ou", "ism", "ate", "iti", "ous", "ive", "ize"))
+_STEP2_TABLE, _STEP3_TABLE, _STEP4_TABLE = _table(_STEP2), _table(_STEP3), _table(_STEP4)
 
 
 def _step5(word: str) -> str:
@@ -219,8 +236,8 @@ def porter(word: str) -> str:
     out = _step1b(out)
     out = _step1c(out)
     out = _step2(out)
-    out = _first_rule(out, _STEP3)
-    out = _first_rule(out, _STEP4)
+    out = _first_rule(out, _STEP3_TABLE)
+    out = _first_rule(out, _STEP4_TABLE)
     return _step5(out)
 
 

@@ -703,9 +703,11 @@ class Counter:
         steps = at[1:] - at[:-1]
         if len(steps) and (steps.min() < 0 or (steps == 1).any()):
             return None
-        safe, safe_tok = self.index.safe_arrays()
-        ats = np.searchsorted(safe, at)
-        if ats[-1] >= len(safe) or (safe[ats] != at).any():
+        _, safe_tok = self.index.safe_arrays()
+        if at[-1] >= len(self.index.text) + 1:
+            return None
+        ats = self.index.safe_of()[at].astype(np.int64)
+        if (ats < 0).any():
             return None
         # the joints `_rotated` checks, before each insert (after the one before it at its place, if any) and
         # after the last at each place: each three characters (the left one and the two after it; two where an
@@ -720,7 +722,7 @@ class Counter:
         ends[:-1] = ~same
         after = at[ends]
         rights = (last[ids[ends]] << 42) | (codes[after].astype(np.int64) << 21) | codes[after + 1]
-        probes = set(np.unique(np.concatenate((rights, (lefts << 42) | heads[ids]))).tolist())
+        probes = set(np.concatenate((rights, (lefts << 42) | heads[ids])).tolist())
         joints = self._joint_codes
         match = self._patterns()[0].match
         for k in probes - joints.keys():
@@ -1329,6 +1331,26 @@ def _place(
     return _measure(counter, text, begin, end, inserts, needles, order, total, context_tokens)
 
 
+def _aims(order: list[int], depths: list[float], needle_tokens: list[int], context_est: int) -> list[int]:
+    """Each needle's aimed token index from a window start's, in `order`: its depth's share of the context
+    estimate, rounded half to even, less the tokens of the needles before it (with numpy for many)."""
+    if len(order) < SNAP_VECTOR_MIN:
+        aimed: list[int] = []
+        before = 0
+        for i in order:
+            aimed.append(round(depths[i] / 100.0 * context_est) - before)
+            before += needle_tokens[i]
+        return aimed
+    import numpy as np
+
+    ranked = np.asarray(order, dtype=np.int64)
+    share = np.rint(np.asarray(depths, dtype=np.float64)[ranked] / 100.0 * context_est).astype(np.int64)
+    tokens = np.asarray(needle_tokens, dtype=np.int64)[ranked]
+    earlier = np.concatenate(([0], np.cumsum(tokens)[:-1]))  # the needles' tokens before each
+    out: list[int] = (share - earlier).tolist()
+    return out
+
+
 def _needle_tokens(counter: Counter, needles: list[str], joiner: str) -> list[int]:
     """Each needle's tokens with its joiner, counted once per distinct needle (CWE's 300 are ten words)."""
     own = {n: counter.joined_tokens(n, joiner) for n in set(needles)}
@@ -1400,11 +1422,7 @@ def _place_on_boundaries(
     if depths[order[-1]] >= DEEP_DEPTH:
         corrections[True] = None
     # each needle's aim from a start's token index on, and its insert text, in `order`: the same for every start
-    aimed: list[int] = []
-    before = 0
-    for i in order:
-        aimed.append(round(depths[i] / 100.0 * context_est) - before)
-        before += needle_tokens[i]
+    aimed = _aims(order, depths, needle_tokens, context_est)
     texts = [needles[i] + joiner for i in order]
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
     steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
@@ -2011,11 +2029,17 @@ def _measure(
     # character offset of each insert in the context: the haystack before it and the inserts before it
     written = itertools.accumulate(map(len, map(_TEXT, inserts)), initial=0)
     starts = [pos - begin + chars for pos, chars in zip(map(_POS, inserts), written, strict=False)]
-    token_offsets = [0] * len(needles)
-    char_offsets = [0] * len(needles)
-    for i, k in zip(order, needle_inserts if needle_inserts is not None else range(len(order)), strict=False):
-        token_offsets[i] = offsets[k]
-        char_offsets[i] = starts[k]
+    if needle_inserts is None and len(order) == len(needles) == len(inserts):
+        # one insert a needle, in `order`: each needle's offsets are its insert's, put back in needle order
+        by_needle = sorted(range(len(order)), key=order.__getitem__)
+        token_offsets = list(map(offsets.__getitem__, by_needle))
+        char_offsets = list(map(starts.__getitem__, by_needle))
+    else:
+        token_offsets = [0] * len(needles)
+        char_offsets = [0] * len(needles)
+        for i, k in zip(order, needle_inserts if needle_inserts is not None else range(len(order)), strict=False):
+            token_offsets[i] = offsets[k]
+            char_offsets[i] = starts[k]
     return Placement(
         start=begin,
         end=end,

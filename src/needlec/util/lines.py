@@ -78,23 +78,28 @@ class _Runs:
     def __init__(self, names: np.ndarray, ids: np.ndarray, runs: np.ndarray) -> None:
         self.names, self.ids, self.runs = names, ids, runs
         self._tallies: list[tuple[list[str], list[int]]] | None = None
-        self._weights: tuple[Callable[[str], int], list[int] | None] | None = None  # `weighted`'s last
+        self._weights: list[tuple[Callable[[str], int], list[int] | None]] = []  # `weighted`'s last few
+
+    KEPT_WEIGHTS = 4
+    """Sums kept for that many `value_of`s (a compile counts the blocks and judges them against the question
+    with and without stemming, each asking for every block in turn)."""
 
     def weighted(self, value_of: Callable[[str], int]) -> list[int] | None:
         """`Lines.weighted` of every run at once: each word of the stream valued once, the values summed over
-        each run's lines by numpy. The sums are kept for the next call with an equal `value_of` (a counter asks
+        each run's lines by numpy. The sums are kept for the next calls with an equal `value_of` (a counter asks
         for each run in turn with its own bound method, whose values never change for a line)."""
-        if self._weights is not None and self._weights[0] == value_of:
-            return self._weights[1]
+        for kept, sums in self._weights:
+            if kept == value_of:
+                return sums
         values = list(map(value_of, self.names.tolist()))
-        sums: list[int] | None = None
+        sums = None
         if all(value >= 0 for value in values):
             import numpy as np
 
             starts = np.zeros(len(self.runs), dtype=np.int64)
             np.cumsum(self.runs[:-1], out=starts[1:])
             sums = np.add.reduceat(np.array(values, dtype=np.int64)[self.ids], starts).tolist()
-        self._weights = (value_of, sums)
+        self._weights = [(value_of, sums), *self._weights[: self.KEPT_WEIGHTS - 1]]
         return sums
 
     def tally(self, k: int) -> tuple[list[str], list[int]]:
@@ -188,11 +193,11 @@ def _written_ascii(words: Sequence[str], ids: np.ndarray, runs: np.ndarray) -> t
 
     if not all(word.isascii() and "\0" not in word for word in words):
         return None
-    width = max(map(len, words)) + 1
+    width = -(-(max(map(len, words)) + 1) // 8) * 8  # rows of whole 8-byte words: gathered as integers
     if width > WRITE_WIDTH:
         return None
     table = b"".join((word + "\n").encode("ascii").ljust(width, b"\0") for word in words)
-    rows = np.frombuffer(table, dtype=np.dtype((np.void, width)))[ids]
+    rows = np.frombuffer(table, dtype=np.uint64).reshape(len(words), width // 8)[ids]
     text = rows.tobytes().translate(None, b"\0").decode("ascii")
     sizes = np.array([len(word) + 1 for word in words], dtype=np.int64)[ids]
     starts = np.zeros(len(runs), dtype=np.int64)
