@@ -74,3 +74,43 @@ def test_blocks_refuse_indexes_outside_the_words_and_words_that_hold_a_line_brea
 ) -> None:
     with pytest.raises(ValueError, match=message):
         line_blocks(words, np.array(ids), 1)
+
+
+@given(
+    words=st.lists(st.text("abcé.-字", min_size=1, max_size=5), min_size=1, max_size=8, unique=True),
+    picks=st.lists(st.integers(0, 7), min_size=1, max_size=200),
+    parts=st.integers(1, 30),
+)
+def test_weights_of_blocks_are_their_lines_valued_and_counted(words: list[str], picks: list[int], parts: int) -> None:
+    """`weighted` of a block (every block of a stream at once) is the sum over its lines, one by one, of the
+    value of each; a negative value anywhere in the stream gives None for every block."""
+    ids = np.array([p % len(words) for p in picks], dtype=np.int64)
+    if parts > len(ids):
+        return
+    blocks = line_blocks(words, ids, parts)
+
+    def length(line: str) -> int:
+        return len(line) + 1
+
+    def refuses_dots(line: str) -> int:
+        return -1 if "." in line else 1
+
+    for block in blocks:
+        assert block.weighted(length) == sum(len(line) + 1 for line in block.split("\n"))
+        # the same sums for a hand-made `Lines` of the block's text and tally
+        assert Lines(str(block), block.lines, block.counts).weighted(length) == block.weighted(length)
+    # another callable is valued anew, not answered from the sums kept for the first
+    dotted = any("." in word for word in words)
+    for block in blocks:
+        assert block.weighted(refuses_dots) == (None if dotted else block.count("\n") + 1)
+        assert block.weighted(length) == len(block) + 1
+
+
+def test_long_or_unusual_words_are_written_the_plain_way() -> None:
+    # words too long for the numpy writer, and a NUL, take the join; the text is the same
+    long = ["x" * 40, "...", "y" * 33]
+    nul = ["a\0b", "..."]
+    for words in (long, nul):
+        ids = np.array([0, 1, 2 % len(words), 1, 0], dtype=np.int64)
+        blocks = line_blocks(words, ids, 2)
+        assert "\n".join(blocks) == "\n".join(words[i] for i in ids)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rouge_score import rouge_scorer
 
 from needlec.compile.overlap import METRICS, PART_MEMO_CHARS, UnicodeTokenizer, lcs_length, precision
-from needlec.util.lines import Lines
+from needlec.util.lines import Lines, line_blocks
 
 
 def reference(question: str, context: str) -> dict[str, float]:
@@ -175,3 +176,27 @@ def test_blocks_of_lines_score_as_their_text(stemmed: bool) -> None:
         )
         assert precision(question, [part], stemmed) == precision(question, plain, stemmed)
     assert precision(question, [none], stemmed) == {"rouge1": 0.0, "rouge2": 0.0, "rougeL": 0.0}
+
+
+@pytest.mark.parametrize("stemmed", [False, True])
+def test_blocks_of_one_stream_score_as_their_text(stemmed: bool) -> None:
+    """The blocks `line_blocks` cuts from one stream (FWE's) are judged together, line by line, once per
+    question: a block of dots alone (no token at all), blocks of coded words alone, and blocks with a word of
+    the question (only once stemmed: "fence") score as the same texts given as plain strings."""
+    question = "Which runners were jumping over the fences?"
+    words = ["...", "qzvkel", "womtra", "fence", "runners"]
+    # 800 lines of dots, then 800 of coded words, then 800 holding the question's words: three long blocks
+    ids = np.array([0] * 800 + [1, 2, 0, 1] * 200 + [3, 0, 4, 1] * 200, dtype=np.int64)
+    blocks = line_blocks(words, ids, 3)
+    assert set(blocks[0].split("\n")) == {"..."} and "runners" not in blocks[1] and "fence" in blocks[2]
+    assert all(len(block) > PART_MEMO_CHARS for block in blocks)
+    plain = [str(block) for block in blocks]
+    assert precision(question, ["start", *blocks, "fences"], stemmed) == precision(
+        question, ["start", *plain, "fences"], stemmed
+    )
+    for block, text in zip(blocks, plain, strict=True):
+        assert precision(question, [block], stemmed) == precision(question, text, stemmed)
+    # the block of dots holds no token: the words on either side of it stay neighbours ("the fences")
+    joined = precision(question, ["over the", blocks[0], "fences"], stemmed)
+    assert joined == precision(question, ["over the", plain[0], "fences"], stemmed)
+    assert joined["rouge2"] == precision(question, "over the fences", stemmed)["rouge2"] > 0

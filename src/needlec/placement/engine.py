@@ -236,6 +236,9 @@ text of its rotated insert (empty for a window of haystack text)."""
 
 SNAP_VECTOR_MIN = 32
 """Needles from which a window's positions are worked out with numpy (`_snap_vector`): CWE's 300 words."""
+SAFE_TABLE_CHARS = 64_000_000
+"""Longest haystack text whose safe points are looked up by a table of one int32 per character
+(`HaystackIndex.safe_of`, at most 256 MB) when hundreds of inserts are checked at once; longer ones search."""
 LONG_INSERT = 256
 """Inserts of at least this many characters are cut inside (see `Counter`)."""
 INSERT_EDGE = 64
@@ -703,12 +706,15 @@ class Counter:
         steps = at[1:] - at[:-1]
         if len(steps) and (steps.min() < 0 or (steps == 1).any()):
             return None
-        _, safe_tok = self.index.safe_arrays()
-        if at[-1] >= len(self.index.text) + 1:
-            return None
-        ats = self.index.safe_of()[at].astype(np.int64)
-        if (ats < 0).any():
-            return None
+        safe, safe_tok = self.index.safe_arrays()
+        if len(self.index.text) <= SAFE_TABLE_CHARS:  # each position's safe point read off a table
+            ats = self.index.safe_of()[at].astype(np.int64)
+            if (ats < 0).any():
+                return None
+        else:  # (a text too long for the table: a binary search each)
+            ats = np.searchsorted(safe, at)
+            if ats[-1] >= len(safe) or (safe[ats] != at).any():
+                return None
         # the joints `_rotated` checks, before each insert (after the one before it at its place, if any) and
         # after the last at each place: each three characters (the left one and the two after it; two where an
         # insert is one character long), keyed by their code points, checked once and memoised
