@@ -524,3 +524,25 @@ def test_a_tally_that_adds_up_but_is_not_the_texts_is_not_used(indexes: dict[str
     assert counter.tokens(block) == index.tokenizer.count(block)
     assert counter.joined_tokens(block, "\n") == index.tokenizer.count(block + "\n")
     assert counter.tokens(str(block)) == index.tokenizer.count(block)
+
+
+def test_safe_points_read_off_the_table_or_searched_agree(
+    indexes: dict[str, HaystackIndex], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether hundreds of inserts sit at safe points is read off a per-character table (`safe_of`) for texts up
+    to `SAFE_TABLE_CHARS`, and searched in the safe points beyond: the same counts, and the same refusal of a
+    line moved off its line start."""
+    import needlec.placement.engine as engine
+
+    index = indexes["words"]
+    if "line_start" not in index.safe_classes:
+        pytest.skip("line starts did not verify for this tokenizer on the word list")
+    bounds = [q for q in index.boundaries("line") if 100 < q < 20_000]
+    lines = HAYSTACKS["words"][1][:2]
+    inserts = [Insert(bounds[3 * k + 1], lines[k % 2]) for k in range(40)]
+    moved = [*inserts[:-1], Insert(inserts[-1].pos + 1, inserts[-1].text)]
+    table = [Counter(index)._line_counts(0, 30_000, asked, "") for asked in (inserts, moved)]
+    assert table[0] is not None and table[1] is None
+    assert int(index.safe_of()[inserts[0].pos]) >= 0 and int(index.safe_of()[inserts[0].pos + 1]) == -1
+    monkeypatch.setattr(engine, "SAFE_TABLE_CHARS", 0)
+    assert [Counter(index)._line_counts(0, 30_000, asked, "") for asked in (inserts, moved)] == table
