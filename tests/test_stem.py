@@ -107,3 +107,18 @@ def test_short_and_non_ascii_tokens_are_left_alone() -> None:
 @given(st.text(alphabet="abcdeilmnostuyz0123", min_size=1, max_size=14))
 def test_generated_strings_stem_as_nltk(word: str) -> None:
     assert porter(word) == _nltk().stem(word)
+
+
+def test_a_stem_begins_with_its_tokens_first_character() -> None:
+    """Every step keeps a non-empty front of the word, so a stem begins as its token does: the overlap figures
+    leave unstemmed a token whose first character begins no question token (it cannot stem to one)."""
+    from needlec.languages.stem import _IRREGULAR
+
+    words = [*_english_words(), *TRICKY, *_IRREGULAR]
+    assert [w for w in words if stem(w)[:1] != w[:1]] == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="abcdeilmnostuyz0123", min_size=1, max_size=14))
+def test_generated_stems_begin_with_their_first_character(word: str) -> None:
+    assert stem(word)[:1] == word[:1]

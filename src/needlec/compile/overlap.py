@@ -139,6 +139,9 @@ class _LineJudge:
 
     def __init__(self, vocabulary: set[str], unicode: bool, stemmed: bool) -> None:
         self.vocabulary, self.unicode, self.stemmed = vocabulary, unicode, stemmed
+        # a stem begins with its token's first character (`stem`): a token whose first character begins no
+        # question token cannot stem to one, and is not stemmed (FWE's fresh coded words, mostly)
+        self.firsts = {token[:1] for token in vocabulary}
         self.seen: dict[str, int] = {}
 
     def __call__(self, line: str) -> int:
@@ -146,8 +149,11 @@ class _LineJudge:
         if got is None:
             tokens = _unstemmed(line, self.unicode)
             if self.stemmed:
-                tokens = [stem(token) for token in tokens]
-            got = self.HIT if not self.vocabulary.isdisjoint(tokens) else 1 if tokens else 0
+                vocabulary, firsts = self.vocabulary, self.firsts
+                hit = any(token[:1] in firsts and stem(token) in vocabulary for token in tokens)
+            else:
+                hit = not self.vocabulary.isdisjoint(tokens)
+            got = self.HIT if hit else 1 if tokens else 0
             self.seen[line] = got
         return got
 
