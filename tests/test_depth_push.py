@@ -114,3 +114,19 @@ def test_a_window_within_the_old_rule_is_still_the_one_taken(tmp_path: Path) -> 
         if needle.role == "target":
             aimed = min(needle.target_depth_percent, reachable[i])
             assert abs(needle.depth_percent - aimed) <= spec.placement.depth_tolerance, (i, needle.depth_percent, aimed)
+
+
+def test_many_needles_reach_as_deep_as_one_by_one(tmp_path: Path) -> None:
+    # CWE's 300 words and FWE's 100 blocks: the tails summed by numpy give every needle the reachable depth the
+    # pass from the end gives it, float for float
+    from needlec.compile.checks import _reachable_at_once, _reachable_one_by_one
+
+    out = tmp_path / "words"
+    needlec.compile(SPECS / "ruler.yaml", out, select={"config": "cwe,fwe", "length": "4096", "repeat": "0-2"})
+    plan = load_plan(SPECS / "ruler.yaml")
+    tokenizer = load_tokenizer(plan.config("cwe").spec.tokenizers[0], plan.spec_dir)
+    items = list(needlec.load_items(out))
+    assert len(items) == 6
+    for item in items:
+        assert len(item.needles) >= 100
+        assert _reachable_at_once(item, tokenizer.count) == _reachable_one_by_one(item, tokenizer.count)
