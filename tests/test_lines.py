@@ -114,3 +114,29 @@ def test_long_or_unusual_words_are_written_the_plain_way() -> None:
         ids = np.array([0, 1, 2 % len(words), 1, 0], dtype=np.int64)
         blocks = line_blocks(words, ids, 2)
         assert "\n".join(blocks) == "\n".join(words[i] for i in ids)
+
+
+def test_sums_are_kept_for_one_callable_only() -> None:
+    """The sums of a stream's blocks are kept per callable: the same object, or a method bound to the same object;
+    callables that merely compare equal are valued anew."""
+
+    class Valued:
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def __call__(self, line: str) -> int:
+            return self.value
+
+        def __eq__(self, other: object) -> bool:  # every one equal to every other
+            return True
+
+        __hash__ = object.__hash__
+
+        def of(self, line: str) -> int:
+            return self.value
+
+    blocks = line_blocks(["...", "qzvkel"], np.array([0, 1, 0, 0, 1, 1], dtype=np.int64), 2)
+    one, hundred = Valued(1), Valued(100)
+    assert blocks[0].weighted(one) == 3 and blocks[0].weighted(hundred) == 300
+    assert blocks[1].weighted(one.of) == 3 and blocks[1].weighted(one.of) == 3  # a method bound anew each time
+    assert blocks[1].weighted(hundred.of) == 300

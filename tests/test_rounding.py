@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -31,5 +32,12 @@ def test_halves_and_depths_round_as_python_rounds_them() -> None:
         for digits in (2, 4):
             assert _same(round_many(values, digits), [round(x, digits) for x in values])
     # short lists and other digit counts go to Python directly
-    assert round_many([0.5, 1.5, 2.5]) == [0.5, 1.5, 2.5]
+    short = [0.00005, 0.00015, 0.00025, 2.67505]
+    assert _same(round_many(short), [round(x, 4) for x in short])
     assert round_many([1.23456789] * 40, 10) == [round(1.23456789, 10)] * 40
+    # infinities, a NaN and floats too large to scale are left to Python, without a warning
+    odd = [math.inf, -math.inf, 1e305, -1e300, 123456.78905] * 8 + [math.nan]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = round_many(odd)
+    assert math.isnan(got[-1]) and _same(got[:-1], [round(x, 4) for x in odd[:-1]])

@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from needlec.errors import NeedlecError
-from needlec.kinds.ruler.common import DistinctPool, RulerGenerationError, random_letters, shuffled, spaced_depths
+from needlec.kinds.ruler.common import (
+    DistinctPool,
+    RulerGenerationError,
+    random_letters,
+    shuffled,
+    shuffled_small,
+    spaced_depths,
+)
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
@@ -64,6 +71,40 @@ def test_shuffled_sorts_by_little_endian_64_bit_keys_ties_first_come(size: int) 
         items = [f"w{i % 50}" for i in range(size)]
         expected = [items[i] for i in sorted(range(size), key=lambda i: (keys[i], i))]
         assert shuffled(random.Random(seed), items) == expected
+
+
+@pytest.mark.parametrize("size", [1, 2, 7, 1000, 30_000])
+def test_small_values_are_shuffled_by_the_documented_keys(size: int) -> None:
+    """`shuffled_small`, worked out here without numpy's sort: the raw 64-bit outputs of a PCG64 bit generator
+    seeded from `getrandbits(128)`, each with its value in the low bits, in key order; the rng is left as that
+    one call leaves it. Values repeat (an FWE stream's ranks); the result is a permutation of them."""
+    import numpy as np
+
+    values = np.array([(7 * i) % 161 for i in range(size)], dtype=np.int64)
+    bits = int(values.max()).bit_length() or 1
+    for seed in range(3):
+        rng, twin = random.Random(seed), random.Random(seed)
+        raw = np.random.PCG64(twin.getrandbits(128)).random_raw(size).tolist()
+        keys = sorted((key >> bits << bits) | int(v) for key, v in zip(raw, values.tolist(), strict=True))
+        got = shuffled_small(rng, values)
+        assert got.tolist() == [key & ((1 << bits) - 1) for key in keys]
+        assert sorted(got.tolist()) == sorted(values.tolist())
+        assert rng.random() == twin.random()
+    # wide values take separate keys: still a permutation, the same for the same seed
+    wide = np.array([1 << 30, 5, 1 << 30, 7], dtype=np.int64)
+    once = shuffled_small(random.Random(1), wide)
+    assert sorted(once.tolist()) == sorted(wide.tolist()) and (shuffled_small(random.Random(1), wide) == once).all()
+
+
+def test_shuffled_small_spreads_every_value_over_every_place() -> None:
+    # 6,000 shuffles of four distinct values: each value lands in each place about a quarter of the time
+    import numpy as np
+
+    rng = random.Random(11)
+    seen = np.zeros((4, 4), dtype=np.int64)
+    for _ in range(6000):
+        seen[np.arange(4), shuffled_small(rng, np.arange(4, dtype=np.int64))] += 1
+    assert seen.min() > 1300 and seen.max() < 1700
 
 
 def test_shuffled_keeps_items_with_equal_keys_in_their_first_order() -> None:

@@ -1340,8 +1340,8 @@ def _place(
 def _aims(order: list[int], depths: list[float], needle_tokens: list[int], context_est: int) -> list[int]:
     """Each needle's aimed token index from a window start's, in `order`: its depth's share of the context
     estimate, rounded half to even, less the tokens of the needles before it (with numpy for many)."""
-    if len(order) < SNAP_VECTOR_MIN:
-        aimed: list[int] = []
+    if len(order) < SNAP_VECTOR_MIN or not all(map(math.isfinite, depths)):
+        aimed: list[int] = []  # (a depth that is not finite fails here as it always did)
         before = 0
         for i in order:
             aimed.append(round(depths[i] / 100.0 * context_est) - before)

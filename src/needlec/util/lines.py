@@ -15,6 +15,7 @@ import itertools
 import operator
 from collections import Counter
 from collections.abc import Callable, Sequence
+from types import MethodType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -86,10 +87,11 @@ class _Runs:
 
     def weighted(self, value_of: Callable[[str], int]) -> list[int] | None:
         """`Lines.weighted` of every run at once: each word of the stream valued once, the values summed over
-        each run's lines by numpy. The sums are kept for the next calls with an equal `value_of` (a counter asks
-        for each run in turn with its own bound method, whose values never change for a line)."""
+        each run's lines by numpy. The sums are kept for the next calls with the same `value_of` (the same object,
+        or a method bound to the same object: a counter asks for each run in turn with its own bound method, whose
+        values never change for a line)."""
         for kept, sums in self._weights:
-            if kept == value_of:
+            if _same_callable(kept, value_of):
                 return sums
         values = list(map(value_of, self.names.tolist()))
         sums = None
@@ -114,6 +116,16 @@ class _Runs:
             bounds = np.searchsorted(present, np.arange(parts + 1) * width).tolist()
             self._tallies = [(lines[lo:hi], counts[lo:hi]) for lo, hi in itertools.pairwise(bounds)]
         return self._tallies[k]
+
+
+def _same_callable(a: Callable[[str], int], b: Callable[[str], int]) -> bool:
+    """Whether `a` and `b` are one callable: the same object, or the same function bound to the same object (a
+    bound method is made anew at each attribute lookup). A callable's own `__eq__` is not asked."""
+    if a is b:
+        return True
+    if isinstance(a, MethodType) and isinstance(b, MethodType):
+        return a.__self__ is b.__self__ and a.__func__ is b.__func__
+    return False
 
 
 class _RunLines(Lines):

@@ -22,16 +22,17 @@ LARGEST = 1e9
 
 
 def round_many(values: Sequence[float], digits: int = 4) -> list[float]:
-    """`[round(x, digits) for x in values]`, worked out by numpy where that gives the same floats."""
+    """`[round(x, digits) for x in values]` for floats, worked out by numpy where that gives the same floats (an
+    int comes back as a float)."""
     if len(values) < 32 or not 0 <= digits <= 8:
         return [round(x, digits) for x in values]
     import numpy as np
 
     given = np.asarray(values, dtype=np.float64)
     scale = float(10**digits)
-    scaled = given * scale
-    whole = np.rint(scaled)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):
+        scaled = given * scale
+        whole = np.rint(scaled)
         risky = ~(np.abs(scaled) < LARGEST) | (np.abs(np.abs(scaled - whole) - 0.5) < NEAR_HALF)
     out: list[float] = (whole / scale).tolist()
     for i in np.flatnonzero(risky).tolist():

@@ -147,10 +147,46 @@ def shuffle_order(rng: random.Random, count: int) -> np.ndarray:
     item first)."""
     import numpy as np
 
-    keys = np.frombuffer(rng.randbytes(8 * count), dtype="<u8")
+    return key_order(np.frombuffer(rng.randbytes(8 * count), dtype="<u8"))
+
+
+SMALL_VALUE_BITS = 24
+"""Bits of the largest value `shuffled_small` packs beside its random keys (the rest, at least 40, are random)."""
+
+
+def shuffled_small(rng: random.Random, values: np.ndarray) -> np.ndarray:
+    """`values` (non-negative integers, an FWE stream's ranks) in a random order drawn from `rng`, as an int64
+    array. Each value is packed into the low bits of a 64-bit key from the raw stream of a PCG64 bit generator
+    seeded from 128 bits of `rng` (the same bits in every numpy version, where the methods of
+    `numpy.random.Generator`, its shuffle among them, may change), and the keys are sorted: equal keys hold equal
+    values, so any correct sort gives the same result. Values of more than `SMALL_VALUE_BITS` bits are ordered
+    by separate keys (`key_order`)."""
+    import numpy as np
+
+    keys = np.random.PCG64(rng.getrandbits(128)).random_raw(len(values))
+    top = int(values.max()) if len(values) else 0
+    if top < 0:
+        raise ValueError("shuffled_small takes non-negative values")
+    bits = max(1, top.bit_length())
+    if bits > SMALL_VALUE_BITS:
+        by_keys: np.ndarray = np.asarray(values, dtype=np.int64)[key_order(keys)]
+        return by_keys
+    low = np.uint64((1 << bits) - 1)
+    keys &= ~low
+    keys |= np.asarray(values).astype(np.uint64)
+    keys.sort()
+    shuffled_values: np.ndarray = (keys & low).astype(np.int64)
+    return shuffled_values
+
+
+def key_order(keys: np.ndarray) -> np.ndarray:
+    """The indexes of `keys` in ascending order, ties (about one in 2^64 pairs of random keys) with the earlier
+    index first: the same order from any correct sort."""
+    import numpy as np
+
     order = np.argsort(keys)  # a quicksort: the stable order wherever no two keys are equal
     ranked = keys[order]
-    if count > 1 and bool((ranked[1:] == ranked[:-1]).any()):
+    if len(keys) > 1 and bool((ranked[1:] == ranked[:-1]).any()):
         order = np.argsort(keys, kind="stable")  # equal keys: the earlier item first
     return order
 

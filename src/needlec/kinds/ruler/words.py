@@ -29,6 +29,7 @@ from needlec.kinds.ruler.common import (
     Exclusion,
     RulerGenerationError,
     random_letters,
+    shuffled_small,
 )
 from needlec.languages.wordlists import cwe_words
 
@@ -212,8 +213,8 @@ def frequent_word_stream(
     `num_words`; the ranks whose count is not zero get a coded word each (the others are never written).
 
     Coded words are fresh random lowercase strings, never one of `exclude` (default: the frozen
-    common-word vocabulary, which holds every real word shipped). The stream's order comes from a numpy
-    generator seeded from `rng`."""
+    common-word vocabulary, which holds every real word shipped). The stream's order comes from a PCG64
+    bit generator seeded from `rng` (`shuffled_small`)."""
     import numpy as np
 
     counts = zipf_counts(num_words, vocab_size, spec.alpha)
@@ -233,17 +234,16 @@ def frequent_word_stream(
         letters = random_letters(rng, n * size, string.ascii_lowercase)
         return [letters[i : i + size] for i in range(0, n * size, size)]
 
-    # counts fall with the rank, so the ranks that occur at all are the first `used` (at 128K, 161 of the 2,621):
-    # only those are drawn as coded words, the rest of the vocabulary would never be written
+    # counts fall with the rank, so the ranks that occur at all are the first `used` (at 128K, 162 of the 2,621:
+    # the noise token and 161 coded words): only those are drawn, the rest of the vocabulary would never be written
     used = counts.index(0) if 0 in counts else len(counts)
     fresh = pool.draw_all(make_many, max(0, used - spec.num_noise), "coded word")
     vocab = [spec.noise_token] * min(spec.num_noise, used) + fresh
     words = tuple(dict.fromkeys(vocab))
     word_of = {word: k for k, word in enumerate(words)}
-    # each rank `count` times, in rank order, shuffled in place by a generator seeded from `rng` (a Fisher-Yates
-    # shuffle in C: the stream has tens of thousands of lines at 128K; int64, which numpy shuffles fastest)
-    ranks = np.repeat(np.array([word_of[word] for word in vocab], dtype=np.int64), counts[:used])
-    np.random.Generator(np.random.PCG64(rng.getrandbits(128))).shuffle(ranks)
+    # each rank `count` times, in rank order, then shuffled by random keys from PCG64's raw stream, seeded from
+    # `rng` (the same bits in every numpy version; the stream has tens of thousands of lines at 128K)
+    ranks = shuffled_small(rng, np.repeat(np.array([word_of[word] for word in vocab], dtype=np.int64), counts[:used]))
     tally: dict[str, int] = {}
     for word, count in zip(vocab, counts, strict=False):
         tally[word] = tally.get(word, 0) + count
