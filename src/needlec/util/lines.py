@@ -98,9 +98,7 @@ class _Runs:
         if all(value >= 0 for value in values):
             import numpy as np
 
-            starts = np.zeros(len(self.runs), dtype=np.int64)
-            np.cumsum(self.runs[:-1], out=starts[1:])
-            sums = np.add.reduceat(np.array(values, dtype=np.int64)[self.ids], starts).tolist()
+            sums = np.add.reduceat(np.array(values, dtype=np.int64)[self.ids], _run_starts(self.runs)).tolist()
         self._weights = [(value_of, sums), *self._weights[: self.KEPT_WEIGHTS - 1]]
         return sums
 
@@ -212,7 +210,14 @@ def _written_ascii(words: Sequence[str], ids: np.ndarray, runs: np.ndarray) -> t
     rows = np.frombuffer(table, dtype=np.uint64).reshape(len(words), width // 8)[ids]
     text = rows.tobytes().translate(None, b"\0").decode("ascii")
     sizes = np.array([len(word) + 1 for word in words], dtype=np.int64)[ids]
+    ends = np.cumsum(np.add.reduceat(sizes, _run_starts(runs))).tolist()
+    return text, ends
+
+
+def _run_starts(runs: np.ndarray) -> np.ndarray:
+    """The index in the stream where each run begins, from the runs' sizes."""
+    import numpy as np
+
     starts = np.zeros(len(runs), dtype=np.int64)
     np.cumsum(runs[:-1], out=starts[1:])
-    ends = np.cumsum(np.add.reduceat(sizes, starts)).tolist()
-    return text, ends
+    return starts
