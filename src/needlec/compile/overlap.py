@@ -158,9 +158,7 @@ class _LineJudge:
         return got
 
 
-def _part_or_gap(
-    part: str, unicode: bool, stemmed: bool, vocabulary: set[str], judge: _LineJudge | None = None
-) -> tuple[str, ...]:
+def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str], judge: _LineJudge) -> tuple[str, ...]:
     """A part's tokens (`UnicodeTokenizer(stemmed).tokenize` of it alone, on its Unicode path or its ASCII
     one: parts joined by a space give the tokens of each in turn, as NFKC and case folding change nothing
     across a space and no token holds one), or, for a part with none of the question's tokens, one
@@ -177,7 +175,6 @@ def _part_or_gap(
     # a long part (not memoised): its distinct tokens decide, and only a part that has a question token is
     # stemmed and listed token by token
     if isinstance(part, Lines) and part.consistent():  # a block of lines: its distinct lines' tokens are its own
-        judge = judge or _LineJudge(vocabulary, unicode, stemmed)
         marks = part.weighted(judge)
         if marks == 0:
             return ()
