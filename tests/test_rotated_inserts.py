@@ -492,6 +492,55 @@ def test_a_block_of_lines_counts_from_its_tally_as_its_whole_encoding(
     assert Counter(index).tokens(block) == tokenizer.count(block)
 
 
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["words", "fwe"]),
+    lines=st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyzQXZ0123456789.-' é", max_size=9), max_size=60),
+)
+def test_lines_counted_together_count_as_each_alone(
+    indexes: dict[str, HaystackIndex], name: str, lines: list[str]
+) -> None:
+    """The lines of a block that a counter has not counted before are encoded together (`_lines_tokens_many`, where
+    there are `LINE_BATCH` or more): each line's count with its line break is its own encoding's, and a line that
+    cannot be counted alone (no verified line class begins it, it ends in whitespace, it is empty) is -1, as one by
+    one."""
+    index = indexes[name]
+    tokenizer = index.tokenizer
+    counter = Counter(index)
+    counter._lines_tokens(Lines("x", ["x"], [1]))  # (reads which line classes verified)
+    distinct = list(dict.fromkeys(lines))
+    alone = [tokenizer.count(line + "\n") if counter._verified_line(line) else -1 for line in distinct]
+    assert counter._lines_tokens_many([*distinct, *distinct]) == alone + alone
+    alone_counter = Counter(index)
+    alone_counter._lines_tokens(Lines("x", ["x"], [1]))
+    assert [alone_counter._line_tokens(line) for line in distinct] == alone
+
+
+def test_fresh_lines_are_encoded_together(indexes: dict[str, HaystackIndex], monkeypatch: pytest.MonkeyPatch) -> None:
+    """FWE's fresh coded words are counted by one encode of them all, not one each; where a token does not begin at
+    every line start of that encode (here: told so), nothing is kept from it and the lines are counted one by one."""
+    import random
+
+    index = indexes["fwe"]
+    if "line_start" not in index.safe_classes:
+        pytest.skip("line starts did not verify for this tokenizer on FWE's haystack")
+    rng = random.Random(7)
+    words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=6)) for _ in range(200)]
+    counter = Counter(index)
+    counter._lines_tokens(Lines("x", ["x"], [1]))
+    calls: list[str] = []
+    counts = counter.tokenizer.count
+    monkeypatch.setattr(counter.tokenizer, "count", lambda text: calls.append(text) or counts(text))
+    got = counter._lines_tokens_many(words)
+    assert got == [counts(word + "\n") for word in words]
+    assert calls == []  # none encoded alone: all read off the one encode together
+    starts = counter.tokenizer.token_starts
+    monkeypatch.setattr(counter.tokenizer, "token_starts", lambda text: starts(text)[1:])  # the first line's start lost
+    fresh = [word + "q" for word in words]
+    assert counter._lines_tokens_many(fresh) == [counts(word + "\n") for word in fresh]
+    assert len(calls) == len(set(fresh))  # each counted alone
+
+
 @pytest.mark.parametrize(
     "stream",
     [

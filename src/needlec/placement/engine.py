@@ -239,6 +239,8 @@ SNAP_VECTOR_MIN = 32
 SAFE_TABLE_CHARS = 64_000_000
 """Longest haystack text whose safe points are looked up by a table of one int32 per character
 (`HaystackIndex.safe_of`, at most 256 MB) when hundreds of inserts are checked at once; longer ones search."""
+LINE_BATCH = 16
+"""Fewest uncounted lines of a block that a counter encodes together rather than one by one."""
 LONG_INSERT = 256
 """Inserts of at least this many characters are cut inside (see `Counter`)."""
 INSERT_EDGE = 64
@@ -507,18 +509,53 @@ class Counter:
             return None
         if not text.consistent():
             return None
-        return text.weighted(self._line_tokens)
+        return text.weighted(self._line_tokens, self._lines_tokens_many)
+
+    def _verified_line(self, line: str) -> bool:
+        """Whether a line of a block can be counted alone: it begins with a character of a verified line class
+        and does not end with whitespace."""
+        first = self._first_chars
+        return bool(first and line and first.match(line) and not line[-1].isspace())
 
     def _line_tokens(self, line: str) -> int:
         """A line's tokens with its line break after it (`_lines_tokens`), or -1 where a line of a block cannot be
-        counted alone: it begins with no character of a verified line class, or ends with whitespace."""
+        counted alone (`_verified_line`)."""
         per_line = self._per_line
         got = per_line.get(line)
         if got is None:
-            first = self._first_chars
-            verified = bool(first and line and first.match(line) and not line[-1].isspace())
-            got = per_line[line] = self.encoded(line + "\n") if verified else -1
+            got = per_line[line] = self.encoded(line + "\n") if self._verified_line(line) else -1
         return got
+
+    def _lines_tokens_many(self, lines: list[str]) -> list[int]:
+        """`_line_tokens` of each line, the lines not counted before encoded together (`_count_lines_together`)
+        where there are `LINE_BATCH` or more of them (FWE's fresh coded words: a hundred and more an item)."""
+        per_line = self._per_line
+        fresh = [line for line in dict.fromkeys(lines) if line not in per_line]
+        if len(fresh) >= LINE_BATCH:
+            self._count_lines_together([line for line in fresh if self._verified_line(line)])
+        return list(map(self._line_tokens, lines))
+
+    def _count_lines_together(self, lines: list[str]) -> None:
+        """Count verified lines (`_verified_line`) by one encode of them all, each followed by a line break: a line
+        start of a verified line class is a safe point, where the tokens on either side do not depend on the other
+        (`HaystackIndex`), so the tokens that begin within a line's stretch of the joined text are the line's own,
+        as one encode of it alone gives them. Kept only where a token begins at every line's start, as that
+        implies; nothing is kept otherwise (the lines are then encoded one by one)."""
+        import numpy as np
+
+        if len(lines) < LINE_BATCH:
+            return
+        if len(self._per_line) + len(lines) >= self.MEMO_LIMIT:
+            self._per_line.clear()
+        starts = self.tokenizer.token_starts("\n".join(lines) + "\n")
+        sizes = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines)) + 1
+        begins = np.zeros(len(lines), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=begins[1:])
+        first = np.searchsorted(starts, begins)  # each line's first token
+        if first[-1] >= len(starts) or (starts[first] != begins).any():
+            return
+        counts = np.diff(first, append=len(starts))
+        self._per_line.update(zip(lines, counts.tolist(), strict=True))
 
     def piece(
         self,

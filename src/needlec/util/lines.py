@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
+Many = Callable[[list[str]], list[int]]
+"""The values of a list of lines at once (`Lines.weighted`'s `many`)."""
+
 
 class Lines(str):
     """`text`, made of the lines `lines` (without line breaks), `counts[k]` times `lines[k]`, joined by line
@@ -47,12 +50,14 @@ class Lines(str):
     def counts(self) -> Sequence[int]:
         return self.tally()[1]
 
-    def weighted(self, value_of: Callable[[str], int]) -> int | None:
+    def weighted(self, value_of: Callable[[str], int], many: Many | None = None) -> int | None:
         """The sum of `value_of(line)` over the lines, each distinct line's value times its count (a line's
         token count with its line break makes the text's count); None where a value is negative (a line that
-        cannot be counted so). `value_of` must give a line the same value at every call."""
+        cannot be counted so). `value_of` must give a line the same value at every call; `many`, where given,
+        gives the values of a list of lines at once, each as `value_of` would (a token counter encodes them
+        together)."""
         lines, counts = self.tally()
-        values = list(map(value_of, lines))
+        values = many(list(lines)) if many is not None else list(map(value_of, lines))
         if any(value < 0 for value in values):
             return None
         total: int = sum(map(operator.mul, values, counts))
@@ -85,15 +90,16 @@ class _Runs:
     """Sums kept for that many `value_of`s (a compile counts the blocks and judges them against the question
     with and without stemming, each asking for every block in turn)."""
 
-    def weighted(self, value_of: Callable[[str], int]) -> list[int] | None:
-        """`Lines.weighted` of every run at once: each word of the stream valued once, the values summed over
-        each run's lines by numpy. The sums are kept for the next calls with the same `value_of` (the same object,
-        or a method bound to the same object: a counter asks for each run in turn with its own bound method, whose
-        values never change for a line)."""
+    def weighted(self, value_of: Callable[[str], int], many: Many | None = None) -> list[int] | None:
+        """`Lines.weighted` of every run at once: each word of the stream valued once (by `many` where given), the
+        values summed over each run's lines by numpy. The sums are kept for the next calls with the same `value_of`
+        (the same object, or a method bound to the same object: a counter asks for each run in turn with its own
+        bound method, whose values never change for a line)."""
         for kept, sums in self._weights:
             if _same_callable(kept, value_of):
                 return sums
-        values = list(map(value_of, self.names.tolist()))
+        names = self.names.tolist()
+        values = many(names) if many is not None else list(map(value_of, names))
         sums = None
         if all(value >= 0 for value in values):
             import numpy as np
@@ -144,10 +150,10 @@ class _RunLines(Lines):
         """True: the tally was made from the stream this text was written from."""
         return True
 
-    def weighted(self, value_of: Callable[[str], int]) -> int | None:
+    def weighted(self, value_of: Callable[[str], int], many: Many | None = None) -> int | None:
         """`Lines.weighted`, from the sums of every run of the stream (`_Runs.weighted`), without a tally: a
         word the run lacks weighs nothing in its sum, but a negative value anywhere in the stream gives None."""
-        sums = self._runs.weighted(value_of)
+        sums = self._runs.weighted(value_of, many)
         return None if sums is None else sums[self._k]
 
 
