@@ -21,7 +21,7 @@ from needlec.haystacks.index import Haystack, HaystackIndex
 from needlec.haystacks.ruler_builders import RulerWordsBuilder, RulerWordsHaystacks
 from needlec.haystacks.sources import corpora
 from needlec.languages.wordlists import cwe_words
-from needlec.placement.engine import Counter, Insert, _Stem, assemble
+from needlec.placement.engine import BREAKS, Counter, Insert, _adds_nothing, _Stem, assemble
 from needlec.tokenizer import HFTokenizer, TiktokenTokenizer, Tokenizer
 from needlec.util.lines import Lines
 
@@ -539,6 +539,108 @@ def test_fresh_lines_are_encoded_together(indexes: dict[str, HaystackIndex], mon
     fresh = [word + "q" for word in words]
     assert counter._lines_tokens_many(fresh) == [counts(word + "\n") for word in fresh]
     assert len(calls) == len(set(fresh))  # each counted alone
+
+
+def _after_by_encoding(index: HaystackIndex, start: int, needles: list[str], joiner: str, snap: str) -> list[int]:
+    """What `_needle_tokens_after` stands for, by whole encodes: each needle's count with its joiner after the stretch
+    of haystack from the boundary before `start` back to the one before it, less the stretch's own count."""
+    bounds = index.boundaries(snap)
+    j = max(q for q in range(len(bounds)) if bounds[q] <= start)
+    lead = index.text[bounds[j - 1] : bounds[j]]
+    assert 0 < len(lead) <= 1000 and lead.strip()  # the stretch the function reads (else it counts needles alone)
+    count = index.tokenizer.count
+    return [count(lead + needle + joiner) - count(lead) for needle in needles]
+
+
+def _metaspace(bible_text: str, tmp_path: Path) -> Tokenizer:
+    """A Unigram with Metaspace (XLM-R's shape), trained here: a word alone begins with its own "▁"."""
+    from tokenizers import Tokenizer as RawTokenizer
+    from tokenizers import models, normalizers, pre_tokenizers, trainers
+
+    raw = RawTokenizer(models.Unigram())
+    raw.normalizer = normalizers.NFKC()
+    raw.pre_tokenizer = pre_tokenizers.Metaspace()
+    trainer = trainers.UnigramTrainer(vocab_size=2000, show_progress=False, unk_token="<unk>", special_tokens=["<unk>"])
+    raw.train_from_iterator([bible_text[:200_000]], trainer)
+    raw.save(str(tmp_path / "unigram.json"))
+    return HFTokenizer(tmp_path / "unigram.json", "unigram")
+
+
+@pytest.mark.parametrize("name", ["english", "words", "fwe"])
+def test_needles_counted_after_text_are_their_encodings_after_it(
+    indexes: dict[str, HaystackIndex], name: str, bible_text: str, tmp_path: Path
+) -> None:
+    """The needles' counts after haystack text (the window search's second try, for tokenizers whose needles count
+    otherwise alone) are what encoding them after that text gives, short needles and long ones alike: a long one
+    (an FWE block, a paragraph) is counted by its head after the text and its own count, not encoded whole."""
+    from needlec.placement.engine import _needle_tokens_after
+
+    snap, candidates = HAYSTACKS[name]
+    stream = [w for w in cwe_words()[:60] if w.isalpha()] * 8
+    tally = dict(Counter_(stream))
+    block = Lines("\n".join(stream), list(tally), list(tally.values()))
+    paragraph = " ".join(HAYSTACKS["english"][1][:3]) * 3
+    needles = [*candidates, block, paragraph, block]
+    for index in (indexes[name], _index_of(indexes[name], _metaspace(bible_text, tmp_path))):
+        counter = Counter(index)
+        start = index.boundaries(snap)[40]
+        joiner = "\n" if snap == "line" else " "
+        assert _needle_tokens_after(counter, start, needles, joiner, snap) == _after_by_encoding(
+            index, start, needles, joiner, snap
+        )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["english", "chinese"]),
+    start=st.integers(0, 4000),
+    picks=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 10)), max_size=4),
+    spot=st.floats(0, 1),
+    piece=st.sampled_from(BREAKS),
+)
+def test_a_break_that_adds_nothing_is_known_without_a_count(
+    indexes: dict[str, HaystackIndex],
+    name: str,
+    start: int,
+    picks: list[tuple[float, int]],
+    spot: float,
+    piece: str,
+) -> None:
+    """A window made up with line breaks passes over a break that provably adds no token (`_adds_nothing`: the
+    stretch between the safe points around it, with no insert between them, counts the same with it): the whole
+    window then encodes to as many tokens with the break as without it."""
+    index = indexes[name]
+    snap = HAYSTACKS[name][0]
+    begin, end, inside = _span(index, snap, start, 3000)
+    inserts = _inserts(index, snap, begin, end, picks)
+    if not inside:
+        return
+    q = inside[min(int(spot * len(inside)), len(inside) - 1)]
+    counter = Counter(index)
+    if _adds_nothing(counter, q, piece, begin, end, [ins.pos for ins in inserts], {}):
+        with_break = sorted([*inserts, Insert(q, piece)], key=lambda ins: ins.pos)
+        text = index.text
+        assert index.tokenizer.count(assemble(text, begin, end, with_break)) <= index.tokenizer.count(
+            assemble(text, begin, end, inserts)
+        )
+
+
+def test_breaks_add_nothing_to_a_wordpiece_count(indexes: dict[str, HaystackIndex]) -> None:
+    """To a WordPiece (all-MiniLM-L6-v2's), whose normaliser drops line breaks and wide spaces, a break between two
+    sentences adds nothing, and that is known from the stretch around it; to cl100k_base a line break there is
+    mostly a token of its own (where the space before it does not take it in)."""
+    index = indexes["english"]
+    bounds = [q for q in index.boundaries("sentence") if 5000 < q < 9000]
+    counter = Counter(index)
+    known = [_adds_nothing(counter, q, "\n", 4000, 10_000, [], {}) for q in bounds]
+    if index.tokenizer.name == "minilm":
+        assert all(known)
+    elif index.tokenizer.name == "cl100k_base":
+        assert known.count(False) > len(known) // 2
+
+
+def _index_of(index: HaystackIndex, tokenizer: Tokenizer) -> HaystackIndex:
+    return HaystackIndex(index.haystack, index.text, 1, tokenizer)
 
 
 @pytest.mark.parametrize(

@@ -1238,7 +1238,20 @@ def _needle_tokens_after(counter: Counter, start: int, needles: list[str], joine
         return _needle_tokens(counter, needles, joiner)
     tok = index.tokenizer
     base = tok.count(lead)
-    own = {n: tok.count(lead + n + joiner) - base for n in set(needles)}
+
+    def after(needle: str) -> int:
+        whole = needle + joiner
+        if counter.index.local and counter._joins(lead, whole):
+            return counter.joined_tokens(needle, joiner)  # it begins at a point of a verified class: counts add up
+        cut = counter._cut(whole)
+        if cut is None:
+            return tok.count(lead + whole) - base
+        # a long needle (an FWE block) splits at its cut whatever comes before it (`Counter._cut`): only its head
+        # sees the stretch before it, and the rest counts as in the needle's own count
+        head = whole[: cut[0]]
+        return counter.joined_tokens(needle, joiner) + tok.count(lead + head) - base - counter.encoded(head)
+
+    own = {n: after(n) for n in set(needles)}
     return list(map(own.__getitem__, needles))
 
 
@@ -1905,6 +1918,8 @@ def _fill_with_breaks(
         if total == target:
             break
         for piece in BREAKS:
+            if _adds_nothing(counter, q, piece, begin, end, positions, chosen):
+                continue  # the count with it would be the count without it: not above `total`
             got = count({**chosen, q: piece})
             if total < got <= target:
                 chosen[q], total = piece, got
@@ -1915,6 +1930,35 @@ def _fill_with_breaks(
     context_tokens = target if not (prefix or suffix) else counter.count(begin, end, merged)
     keep = [i for i, ins in enumerate(merged) if chosen.get(ins.pos) != ins.text]
     return _measure(counter, text, begin, end, merged, needles, order, target, context_tokens, keep)
+
+
+def _adds_nothing(
+    counter: Counter, q: int, piece: str, begin: int, end: int, positions: list[int], chosen: dict[int, str]
+) -> bool:
+    """Whether a break `piece` at `q` provably adds no token to the window from `begin` to `end`: where the safe
+    points around `q` (two characters or more from it, and from the window's ends) hold no insert and no break
+    between them, the rest of the context counts the same with the break and without it (the tokens on either
+    side of a safe point do not depend on the other), so the stretch between them alone tells. A tokenizer whose
+    normaliser drops line breaks and wide spaces (a WordPiece's) gains nothing from a break anywhere, and the
+    count of the whole window each would cost is left out."""
+    index = counter.index
+    if not index.local:
+        return False
+    safe = index.safe
+    i = bisect.bisect_right(safe, q - 2) - 1
+    k = bisect.bisect_left(safe, q + 2)
+    if i < 0 or k >= len(safe):
+        return False
+    a, b = safe[i], safe[k]
+    if a < begin + 2 or b + 2 > end:
+        return False
+    near = bisect.bisect_left(positions, a - 2)
+    if near < len(positions) and positions[near] <= b + 2:
+        return False
+    if any(a - 2 <= at <= b + 2 for at in chosen):
+        return False
+    text = index.text
+    return counter.encoded(text[a:q] + piece + text[q:b]) <= counter.encoded(text[a:b])
 
 
 def _anchor_start(
