@@ -6,6 +6,7 @@ import collections
 import hashlib
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from conftest import SPECS
 
 from needlec.compile.pipeline import CompileOptions, compile_spec
+from needlec.errors import ContractError
 from needlec.exporters.manifest import content_hash
 from needlec.tokenizer import _tiktoken
 
@@ -316,6 +318,55 @@ def test_a_filler_of_two_tokens_pads_documents_and_passages_exactly(tmp_path: Pa
         assert rows
         # the pads that reach an odd count leave out their first space
         assert any("\n\n. ." in context_of(item) for item in rows), name
+
+
+def test_pads_the_steps_keep_missing_are_bisected_without_trying_every_count(bible_text: str) -> None:
+    """`steps_first` tries a layout with pads found by `pad_to`'s steps alone, then again with bisection. A filler of
+    two tokens (" ." to a byte-level BPE that never saw it) is missed by the steps at every count; after
+    `STEPS_GIVE_UP` misses in a row the first try gives up (it used to try every count of documents, each with a
+    longer pad: seconds an item), and the bisection finds each pad exactly. A pad the steps find starts the count
+    again, so misses that are not in a row never give up."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    from needlec.placement.layouts import passages
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.train_from_iterator([bible_text[:300_000]], trainers.BpeTrainer(vocab_size=800, show_progress=False))
+    assert len(tok.encode(" .", add_special_tokens=False).ids) == 2 == 2 * len(tok.encode(" the").ids)
+    body = bible_text[1000:1600]
+
+    def measure(pad: str) -> int:
+        return len(tok.encode(body + pad, add_special_tokens=False).ids)
+
+    base = measure("")
+    tries: list[bool] = []
+
+    def build(fillers: list[str]) -> list[str | None]:
+        tries.append(passages._BISECT.get())
+        return [passages.pad_to(True, filler, base + 7 + i, measure) for i, filler in enumerate(fillers)]
+
+    pads = passages.steps_first(lambda: build([" ."] * 12))
+    assert tries == [False, True]  # the first try gave up, at its STEPS_GIVE_UP-th miss
+    assert all(pad is not None and measure(pad) == base + 7 + i for i, pad in enumerate(pads))
+    tries.clear()
+    fillers = [" ."] * (passages.STEPS_GIVE_UP - 1) + [" the"] + [" ."] * (passages.STEPS_GIVE_UP - 1)
+    pads = passages.steps_first(lambda: build(fillers))
+    assert tries == [False]  # misses, a pad found, misses: never that many in a row
+    found = pads[passages.STEPS_GIVE_UP - 1]
+    assert found is not None and measure(found) == base + 7 + passages.STEPS_GIVE_UP - 1
+    assert pads.count(None) == len(fillers) - 1
+    # the second try draws what the first drew, from the item's RNG as it was before the first
+    rng = random.Random(5)
+    drawn: list[float] = []
+
+    def fails_first() -> float:
+        drawn.append(rng.random())
+        if not passages._BISECT.get():
+            raise ContractError("no pad by steps alone")
+        return drawn[-1]
+
+    assert passages.steps_first(fails_first, rng) == drawn[0] == drawn[1]
 
 
 def test_needles_that_count_otherwise_after_text_still_fit(tmp_path: Path, bible_text: str) -> None:

@@ -352,7 +352,7 @@ class DocumentsLayout:
     """Numbered whole documents, the draw's needles as the gold documents (the first at the grid depth's slot)."""
 
     def place(self, view: HaystackView, request: Request) -> Placed:
-        return steps_first(lambda: self._place(view, request))
+        return steps_first(lambda: self._place(view, request), request.rng)
 
     def _place(self, view: HaystackView, request: Request) -> Placed:
         if request.targets < len(request.needles) or not request.needles:

@@ -336,28 +336,67 @@ def pad_to(nonempty: bool, filler: str, target: int, measure: Callable[[str], in
         pad = joiner + filler * n
         got = measure(pad)
         if got == target:
+            _steps_found()
             return pad
         n += target - got
-    return _bisect_repeats(joiner, filler, target, measure) if _BISECT.get() else None
+    if _BISECT.get():
+        return _bisect_repeats(joiner, filler, target, measure)
+    _steps_failed()
+    return None
 
 
 _BISECT: contextvars.ContextVar[bool] = contextvars.ContextVar("needlec_pad_bisect", default=True)
 """Whether `pad_to` may bisect where its steps cycle (`steps_first` turns it off for a first try)."""
 
+STEPS_GIVE_UP = 8
+"""Pads in a row that `pad_to`'s steps alone do not find in `steps_first`'s first try, after which that try gives
+up for the one with bisection. A filler that is two tokens to the tokenizer (" ." as "Ġ" and "." to a byte-level
+BPE that never saw " .") fails at every count, and each count tried was one more assembly with a longer pad: a
+32K RULER QA item took 6 CPU s before its bisection began."""
+
+_MISSES: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("needlec_pad_misses", default=None)
+"""`steps_first`'s first try: the pads its steps did not find in a row (None outside it)."""
+
+
+class _StepsGaveUp(ContractError):
+    """`steps_first`'s first try gives up (`STEPS_GIVE_UP`)."""
+
+
+def _steps_found() -> None:
+    misses = _MISSES.get()
+    if misses is not None:
+        misses[0] = 0
+
+
+def _steps_failed() -> None:
+    misses = _MISSES.get()
+    if misses is not None:
+        misses[0] += 1
+        if misses[0] >= STEPS_GIVE_UP:
+            raise _StepsGaveUp(f"no pad found by steps alone {misses[0]} times in a row")
+
+
 _T = TypeVar("_T")
 
 
-def steps_first(build: Callable[[], _T]) -> _T:
+def steps_first(build: Callable[[], _T], rng: random.Random | None = None) -> _T:
     """`build()` (a layout's placement) with pads found by `pad_to`'s steps alone, as before it could bisect,
-    its own fallbacks (fewer passages or documents) included; only where all that fails, `build()` again with
-    bisection. So an item that compiled without bisection keeps its bytes."""
+    its own fallbacks (fewer passages or documents) included; only where all that fails, or where the steps miss
+    `STEPS_GIVE_UP` pads in a row, `build()` again with bisection. So an item that compiled without bisection keeps
+    its bytes, unless its steps missed that many pads in a row before they found one. `rng` (the item's) is put
+    back as it was before the first try, so the second draws what the first did, wherever the first gave up."""
+    state = rng.getstate() if rng is not None else None
     first = _BISECT.set(False)
+    misses = _MISSES.set([0])
     try:
         return build()
     except ContractError:
         pass
     finally:
         _BISECT.reset(first)
+        _MISSES.reset(misses)
+    if rng is not None and state is not None:
+        rng.setstate(state)
     return build()
 
 
@@ -882,7 +921,7 @@ class PassagesLayout:
     """Whole passages with the needle passage at the passage index of the grid depth (one needle at most)."""
 
     def place(self, view: HaystackView, request: Request) -> Placed:
-        return steps_first(lambda: self._place(view, request))
+        return steps_first(lambda: self._place(view, request), request.rng)
 
     def _place(self, view: HaystackView, request: Request) -> Placed:
         if len(request.needles) > 1 or request.targets < len(request.needles):
