@@ -50,7 +50,7 @@ def mixed_passages(bible_text: str) -> list[str]:
     count=st.integers(min_value=1, max_value=60),
     shift=st.integers(min_value=0, max_value=300),
     where=st.floats(min_value=0, max_value=1),
-    pad=st.sampled_from(["", " .", " ." * 3, " ." * 200]),
+    pad=st.sampled_from(["", " .", " ." * 3, " ." * 200, "." + " ." * 199]),
     frame=st.sampled_from([("", ""), ("Read the passages.\n", "\nWhich passage?")]),
 )
 def test_checked_piece_sums_equal_whole_counts(
@@ -64,7 +64,8 @@ def test_checked_piece_sums_equal_whole_counts(
     frame: tuple[str, str],
 ) -> None:
     """Where every cut checks out (`holds`), the counts a ranked context is built from are its whole counts:
-    the framed measure, the context alone, the text ahead of the needle passage and the pad."""
+    the framed measure, the context alone, the text ahead of the needle passage and the pad (a long one, also
+    with its first repeat's space left out as bisection tries it, by the filler's rate between its edges)."""
     from needlec.haystacks.passages import PASSAGE_JOINER
     from needlec.placement.layouts.passages import PieceMeasure, _label
 
@@ -80,6 +81,8 @@ def test_checked_piece_sums_equal_whole_counts(
     label = _label(j + shift, True)
     assert measure.before(pieces, j, label) == tokenizer.count(context[: context.index(label + "The lantern")] + label)
     assert measure.pad_tokens(padding) == tokenizer.count(padding)
+    if len(pad) > 100:  # not vacuous: a long pad is counted by its edges and the rate
+        assert measure._pad_edges(padding) is not None
 
 
 def test_a_joint_that_merges_is_caught_and_counted_whole(tmp_path: Path, mixed_passages: list[str]) -> None:

@@ -788,13 +788,23 @@ class PieceMeasure:
 
     def _pad_edges(self, pad: str) -> tuple[str, str] | None:
         """For a long pad of filler repeats that count evenly: (the pad's head, up to its middle repeats;
-        the repeats kept with the suffix), between which the middle is counted by the rate. Else None."""
+        the repeats kept with the suffix), between which the middle is counted by the rate. Else None. The
+        pad's first repeat may lack its leading whitespace (as `_bisect_repeats` tries it): that is in the
+        head, `PAD_EDGE` repeats away from the middle."""
         edge = PAD_EDGE
-        core = pad.removeprefix(PASSAGE_JOINER)
-        repeats = len(core) // len(self.filler) if self.filler else 0
-        if repeats <= 4 * edge or core != self.filler * repeats or self._rate() is None:
+        filler = self.filler
+        if not filler:
             return None
-        return pad[: len(pad) - (repeats - edge) * len(self.filler)], self.filler * edge
+        core = pad.removeprefix(PASSAGE_JOINER)
+        lead = ""
+        if not core.startswith(filler):  # the first repeat without its leading whitespace, or no pad of repeats
+            lead = filler.lstrip()
+            if not lead or lead == filler or not core.startswith(lead):
+                return None
+        repeats, extra = divmod(len(core) - len(lead), len(filler))
+        if extra or repeats <= 4 * edge or core[len(lead) :] != filler * repeats or self._rate() is None:
+            return None
+        return pad[: len(pad) - (repeats - edge) * len(filler)], filler * edge
 
     def _tail(self, last: str, pad: str, suffix: str) -> int:
         """Tokens of the last piece, the pad and `suffix`: a long pad's middle repeats by the rate."""
