@@ -552,7 +552,8 @@ def _after_by_encoding(index: HaystackIndex, start: int, needles: list[str], joi
     return [count(lead + needle + joiner) - count(lead) for needle in needles]
 
 
-def _metaspace(bible_text: str, tmp_path: Path) -> Tokenizer:
+@pytest.fixture(scope="module")
+def metaspace(bible_text: str, tmp_path_factory: pytest.TempPathFactory) -> Tokenizer:
     """A Unigram with Metaspace (XLM-R's shape), trained here: a word alone begins with its own "▁"."""
     from tokenizers import Tokenizer as RawTokenizer
     from tokenizers import models, normalizers, pre_tokenizers, trainers
@@ -562,13 +563,14 @@ def _metaspace(bible_text: str, tmp_path: Path) -> Tokenizer:
     raw.pre_tokenizer = pre_tokenizers.Metaspace()
     trainer = trainers.UnigramTrainer(vocab_size=2000, show_progress=False, unk_token="<unk>", special_tokens=["<unk>"])
     raw.train_from_iterator([bible_text[:200_000]], trainer)
-    raw.save(str(tmp_path / "unigram.json"))
-    return HFTokenizer(tmp_path / "unigram.json", "unigram")
+    path = tmp_path_factory.mktemp("unigram") / "unigram.json"
+    raw.save(str(path))
+    return HFTokenizer(path, "unigram")
 
 
 @pytest.mark.parametrize("name", ["english", "words", "fwe"])
 def test_needles_counted_after_text_are_their_encodings_after_it(
-    indexes: dict[str, HaystackIndex], name: str, bible_text: str, tmp_path: Path
+    indexes: dict[str, HaystackIndex], name: str, metaspace: Tokenizer
 ) -> None:
     """The needles' counts after haystack text (the window search's second try, for tokenizers whose needles count
     otherwise alone) are what encoding them after that text gives, short needles and long ones alike: a long one
@@ -581,7 +583,7 @@ def test_needles_counted_after_text_are_their_encodings_after_it(
     block = Lines("\n".join(stream), list(tally), list(tally.values()))
     paragraph = " ".join(HAYSTACKS["english"][1][:3]) * 3
     needles = [*candidates, block, paragraph, block]
-    for index in (indexes[name], _index_of(indexes[name], _metaspace(bible_text, tmp_path))):
+    for index in (indexes[name], _index_of(indexes[name], metaspace)):
         counter = Counter(index)
         start = index.boundaries(snap)[40]
         joiner = "\n" if snap == "line" else " "
