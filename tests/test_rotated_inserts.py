@@ -609,8 +609,8 @@ def test_a_break_that_adds_nothing_is_known_without_a_count(
     piece: str,
 ) -> None:
     """A window made up with line breaks passes over a break that provably adds no token (`_adds_nothing`: the
-    stretch between the safe points around it, with no insert between them, counts the same with it): the whole
-    window then encodes to as many tokens with the break as without it."""
+    stretch between the safe points around it, with no insert between them, counts no more with it): the whole
+    window then encodes to no more tokens with the break than without it, so the break could not be taken."""
     index = indexes[name]
     snap = HAYSTACKS[name][0]
     begin, end, inside = _span(index, snap, start, 3000)

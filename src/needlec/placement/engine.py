@@ -527,12 +527,13 @@ class Counter:
         return got
 
     def _lines_tokens_many(self, lines: list[str]) -> list[int]:
-        """`_line_tokens` of each line, the lines not counted before encoded together (`_count_lines_together`)
-        where there are `LINE_BATCH` or more of them (FWE's fresh coded words: a hundred and more an item)."""
+        """`_line_tokens` of each line, the verified lines not counted before encoded together
+        (`_count_lines_together`) where there are `LINE_BATCH` or more of them (FWE's fresh coded words: a hundred
+        and more an item)."""
         per_line = self._per_line
-        fresh = [line for line in dict.fromkeys(lines) if line not in per_line]
+        fresh = [line for line in dict.fromkeys(lines) if line not in per_line and self._verified_line(line)]
         if len(fresh) >= LINE_BATCH:
-            self._count_lines_together([line for line in fresh if self._verified_line(line)])
+            self._count_lines_together(fresh)
         return list(map(self._line_tokens, lines))
 
     def _count_lines_together(self, lines: list[str]) -> None:
@@ -543,8 +544,6 @@ class Counter:
         implies; nothing is kept otherwise (the lines are then encoded one by one)."""
         import numpy as np
 
-        if len(lines) < LINE_BATCH:
-            return
         if len(self._per_line) + len(lines) >= self.MEMO_LIMIT:
             self._per_line.clear()
         starts = self.tokenizer.token_starts("\n".join(lines) + "\n")
@@ -1241,7 +1240,7 @@ def _needle_tokens_after(counter: Counter, start: int, needles: list[str], joine
 
     def after(needle: str) -> int:
         whole = needle + joiner
-        if counter.index.local and counter._joins(lead, whole):
+        if index.local and counter._joins(lead, whole):
             return counter.joined_tokens(needle, joiner)  # it begins at a point of a verified class: counts add up
         cut = counter._cut(whole)
         if cut is None:
