@@ -43,28 +43,43 @@ class BM25:
     """
 
     texts: Sequence[str]
-    _postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict, init=False)
+    _spans: dict[str, tuple[int, int]] = field(default_factory=dict, init=False)  # term -> its postings' slice
+    _ids: Any = field(default=None, init=False)  # every posting's text (int64), a term's postings together
+    _tfs: Any = field(default=None, init=False)  # every posting's term frequency (float64), in `_ids`'s order
     _lengths: list[int] = field(default_factory=list, init=False)
     _cache: dict[str, Any] = field(default_factory=dict, init=False)  # query -> its scores (a float64 array)
-    _arrays: dict[str, tuple[Any, Any]] = field(default_factory=dict, init=False)
     _norms: Any = field(default=None, init=False)
 
     def __post_init__(self) -> None:
+        import numpy as np
+
+        postings: dict[str, tuple[list[int], list[int]]] = {}
         for i, text in enumerate(self.texts):
             counts = Counter(terms(text))
             self._lengths.append(sum(counts.values()))
-            for term in sorted(counts):
-                self._postings.setdefault(term, []).append((i, counts[term]))
+            for term, tf in counts.items():
+                got = postings.get(term)
+                if got is None:
+                    got = postings[term] = ([], [])
+                got[0].append(i)
+                got[1].append(tf)
+        # one pair of flat arrays for every term's postings (in text order), sliced per term: a query's
+        # terms need no conversion of their own, however many terms a compile's questions bring
+        ids: list[int] = []
+        tfs: list[int] = []
+        for term, (texts, freqs) in postings.items():
+            self._spans[term] = (len(ids), len(ids) + len(texts))
+            ids += texts
+            tfs += freqs
+        self._ids = np.array(ids, dtype=np.int64)
+        self._tfs = np.array(tfs, dtype=np.float64)
 
-    def _term(self, term: str) -> tuple[Any, Any]:
-        """A term's postings as arrays: the texts it occurs in and its frequency in each (float64)."""
-        got = self._arrays.get(term)
-        if got is None:
-            import numpy as np
-
-            ids, tfs = zip(*self._postings[term], strict=True)
-            got = self._arrays[term] = (np.array(ids, dtype=np.int64), np.array(tfs, dtype=np.float64))
-        return got
+    def _term(self, term: str) -> tuple[Any, Any] | None:
+        """A term's postings as arrays (the texts it occurs in, its frequency in each), or None if no text has it."""
+        span = self._spans.get(term)
+        if span is None:
+            return None
+        return self._ids[span[0] : span[1]], self._tfs[span[0] : span[1]]
 
     def scores(self, query: str) -> list[float]:
         """One score per text (0.0 where no query term occurs), memoised by query."""
@@ -89,11 +104,11 @@ class BM25:
         # which adds an array's weights in the order they come: per text, term after term from 0.0
         columns = []
         for term in sorted(set(terms(query))):
-            postings = self._postings.get(term)
-            if not postings:
+            postings = self._term(term)
+            if postings is None:
                 continue
-            idf = math.log(1.0 + (n - len(postings) + 0.5) / (len(postings) + 0.5))
-            ids, tfs = self._term(term)
+            ids, tfs = postings
+            idf = math.log(1.0 + (n - len(ids) + 0.5) / (len(ids) + 0.5))
             columns.append((ids, ((idf * tfs) * (K1 + 1.0)) / (tfs + self._norms[ids])))
         if columns:
             ids = np.concatenate([c[0] for c in columns])
