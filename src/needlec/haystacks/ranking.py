@@ -82,6 +82,7 @@ class PassageRanker:
     piece_counts: dict[str, int] = field(default_factory=dict)
     rest_counts: dict[tuple[bool, bool], dict[str, int]] = field(default_factory=dict)  # `PieceMeasure.labelled`
     edge_checks: dict[str, tuple[bool, bool]] = field(default_factory=dict)  # by passage (`PieceMeasure.labelled`)
+    number_checks: list[bool] = field(default_factory=list)  # by label number (`PieceMeasure.labelled`)
     vectors: Any = None  # unit rows, one per passage, computed on first use
     rankings: dict[tuple[str, tuple[str, ...]], Ranking] = field(default_factory=dict)
     questions: dict[str, Any] = field(default_factory=dict)

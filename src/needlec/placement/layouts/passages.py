@@ -650,6 +650,7 @@ class PieceMeasure:
     pieces_ok: bool = True  # False once the piece sums missed a whole count: count this context whole
     rests: dict[tuple[bool, bool], dict[str, int]] = field(default_factory=dict, kw_only=True)  # see `labelled`
     edges: dict[str, tuple[bool, bool]] = field(default_factory=dict, kw_only=True)  # see `labelled`
+    numbers_ok: list[bool] = field(default_factory=list, kw_only=True)  # `_number_ok` of label 0, 1, ...
     _kept: tuple[list[str], list[int], list[int], list[bool] | None] | None = field(default=None, repr=False)
 
     def whole(self, pieces: list[str], pad: str) -> int:
@@ -807,8 +808,9 @@ class PieceMeasure:
         return pad[: len(pad) - (repeats - edge) * len(filler)], filler * edge
 
     def _tail(self, last: str, pad: str, suffix: str) -> int:
-        """Tokens of the last piece, the pad and `suffix`: a long pad's middle repeats by the rate."""
-        count = self.tokenizer.count
+        """Tokens of the last piece, the pad and `suffix`: a long pad's middle repeats by the rate (each part's
+        count memoised: the pad's search measures one context several times)."""
+        count = self._memoised
         edges = self._pad_edges(pad)
         if edges is None:
             return count(last + pad + suffix)
@@ -859,10 +861,13 @@ class PieceMeasure:
         for i, block in enumerate(blocks):
             if ends[i] is None and len(block) >= JOINT_CHARS:
                 ends[i] = self._edges(block)
+        oks = self.numbers_ok  # each label number's check, in number order (the same numbers in every context)
+        if len(oks) < n:
+            oks += map(self._number_ok, numbers[len(oks) :])
         for i in range(1, n):
             before, after = ends[i - 1], ends[i]
             if before is not None and after is not None:  # both passages at least `JOINT_CHARS` long
-                joints[i] = before[0] and after[1] and self._number_ok(numbers[i])
+                joints[i] = before[0] and after[1] and oks[i]
             else:  # `_joint`'s slices reach the label next to a short passage: checked on the pieces
                 joints[i] = self._joint(pieces[i - 1], pieces[i], cuts[i])
         self._kept = (pieces, counts, cuts, joints)
@@ -894,7 +899,7 @@ class PieceMeasure:
 
     def _sum(self, pieces: list[str], pad: str, prefix: str, suffix: str) -> int:
         middle = sum(self._parts(pieces)[0][1:-1])
-        return self.tokenizer.count(prefix + pieces[0]) + middle + self._tail(pieces[-1], pad, suffix)
+        return self._memoised(prefix + pieces[0]) + middle + self._tail(pieces[-1], pad, suffix)
 
     def __call__(self, pieces: list[str], pad: str) -> int:
         if len(pieces) < 2 or not self.pieces_ok:
@@ -967,6 +972,7 @@ class PassagesLayout:
                     filler,
                     rests=ranker.rest_counts,
                     edges=ranker.edge_checks,
+                    numbers_ok=ranker.number_checks,
                 ),
                 rng=random.Random(hashlib.sha256(f"{request.seed}|rank".encode()).digest()),
             )
