@@ -57,6 +57,19 @@ def test_a_term_asked_again_and_again_gets_the_answer_of_a_full_search() -> None
                 inside = any(start <= s and s + len(term) <= end for s in spots)
                 assert view.leaks((term,), start, end) == ([term] if inside else []), (term, start, end)
     assert "the mill" in view._occurrences and "pickles" not in view._occurrences  # the two ways were both taken
+    assert "pickles" in view._spans  # the rare one's places, kept from its second ask on
+
+
+def test_a_term_asked_again_is_judged_by_its_original_span_where_folding_changes_lengths() -> None:
+    """ "Straße" folds to six letters and reads seven in the original text: a window holds it only when it
+    holds the whole original word, on the first ask and on each ask after it (when its places are kept)."""
+    text = "Die Straße führt zur STRASSE am Fluss."
+    view = _view(text)
+    # (start, end) -> whether a whole "strasse" lies inside: "Straße" is text[4:10], "STRASSE" text[21:28]
+    windows = {(0, len(text)): True, (4, 10): True, (4, 9): False, (5, 27): False, (11, 28): True, (21, 27): False}
+    for _ in range(3):
+        for (start, end), inside in windows.items():
+            assert view.leaks(("strasse",), start, end) == (["strasse"] if inside else []), (start, end)
 
 
 def test_leak_check_offsets_stay_in_the_original_text_when_folding_changes_lengths() -> None:

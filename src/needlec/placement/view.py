@@ -36,6 +36,7 @@ class HaystackView:
     _occurrences: dict[str, list[int]] = field(default_factory=dict)
     _asked: set[str] = field(default_factory=set)
     _words: dict[str, list[int]] | None = None  # folded alphanumeric run -> its start offsets (built on demand)
+    _spans: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # see `_fresh_hit`
     _folded: Any = None  # the haystack's FoldedText, looked up once per view
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (haystacks/ranking.py)
@@ -65,17 +66,29 @@ class HaystackView:
             for match in _RUN.finditer(text.folded):
                 words.setdefault(match.group(), []).append(match.start())
             self._words = words
-        candidates = self._words.get(first.group(), [])
-        if again and len(candidates) > FEW_CANDIDATES:
-            return self._window_hit(self.occurrences(term), term, start, end)
-        for at in candidates:
-            after = at + len(needle)
-            if not text.folded.startswith(needle, at) or not _is_whole(text.folded, at, after, needle):
-                continue
-            a, b = text.original(at), text.original(after)
-            if a is not None and b is not None and start <= a and b <= end:
-                return True
-        return False
+        spans = self._spans.get(term)
+        if spans is None:
+            candidates = self._words.get(first.group(), [])
+            if again and len(candidates) > FEW_CANDIDATES:
+                return self._window_hit(self.occurrences(term), term, start, end)
+            # each candidate that is the term, as its span in the original text: kept for a term asked again
+            # (a name item after item), whose lookup is then a bisection
+            begins, ends = [], []
+            for at in candidates:
+                after = at + len(needle)
+                if not text.folded.startswith(needle, at) or not _is_whole(text.folded, at, after, needle):
+                    continue
+                a, b = text.original(at), text.original(after)
+                if a is not None and b is not None:
+                    begins.append(a)
+                    ends.append(b)
+            spans = (begins, ends)
+            if again:
+                self._spans[term] = spans
+        # the spans grow together (the term's folded length is the same at every place), so the first one
+        # from `start` on has the smallest end of those: the term lies within [start, end) iff that one does
+        i = bisect.bisect_left(spans[0], start)
+        return i < len(spans[0]) and spans[1][i] <= end
 
     def _window_hit(self, spots: list[int], term: str, start: int, end: int) -> bool:
         i = bisect.bisect_left(spots, start)
