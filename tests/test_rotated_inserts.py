@@ -619,7 +619,7 @@ def test_a_break_that_adds_nothing_is_known_without_a_count(
         return
     q = inside[min(int(spot * len(inside)), len(inside) - 1)]
     counter = Counter(index)
-    if _adds_nothing(counter, q, piece, begin, end, [ins.pos for ins in inserts], {}):
+    if _adds_nothing(counter, q, piece, begin, end, inserts, [ins.pos for ins in inserts], {}):
         with_break = sorted([*inserts, Insert(q, piece)], key=lambda ins: ins.pos)
         text = index.text
         assert index.tokenizer.count(assemble(text, begin, end, with_break)) <= index.tokenizer.count(
@@ -634,11 +634,55 @@ def test_breaks_add_nothing_to_a_wordpiece_count(indexes: dict[str, HaystackInde
     index = indexes["english"]
     bounds = [q for q in index.boundaries("sentence") if 5000 < q < 9000]
     counter = Counter(index)
-    known = [_adds_nothing(counter, q, "\n", 4000, 10_000, [], {}) for q in bounds]
+    known = [_adds_nothing(counter, q, "\n", 4000, 10_000, [], [], {}) for q in bounds]
     if index.tokenizer.name == "minilm":
         assert all(known)
     elif index.tokenizer.name == "cl100k_base":
         assert known.count(False) > len(known) // 2
+
+
+def test_a_tokenizer_that_discards_whitespace_is_known_by_its_file(
+    tmp_path: Path, byte_bpe: Tokenizer, metaspace: Tokenizer
+) -> None:
+    """`drops_blanks` holds for a WordPiece with BERT's normaliser and pre-tokenizer, whose counts a blank next to
+    a blank leaves alone, and not for tokenizers that keep spaces (tiktoken, a byte-level BPE, a Metaspace
+    Unigram), nor for that WordPiece once an added token holds a space: "new york" is then one token, and a
+    second space inside it makes it two."""
+    from tokenizers import Tokenizer as RawTokenizer
+
+    minilm = HFTokenizer(MINILM, "minilm")
+    assert minilm.drops_blanks()
+    assert not any(t.drops_blanks() for t in (TiktokenTokenizer("cl100k_base"), byte_bpe, metaspace))
+    raw = RawTokenizer.from_file(str(MINILM))
+    raw.add_tokens(["new york"])
+    raw.save(str(tmp_path / "tokenizer.json"))
+    spaced = HFTokenizer(tmp_path / "tokenizer.json", "spaced")
+    assert not spaced.drops_blanks()
+    assert (spaced.count("in new york today"), spaced.count("in new  york today")) == (3, 4)
+    assert minilm.count("in new york today") == minilm.count("in new \n york today\u3000\t")
+
+
+@pytest.mark.parametrize(
+    ("pre_tokenizer", "normalizer", "drops"),
+    [
+        ({"type": "BertPreTokenizer"}, None, True),
+        ({"type": "Sequence", "pretokenizers": [{"type": "WhitespaceSplit"}, {"type": "Digits"}]}, None, True),
+        ({"type": "Whitespace"}, {"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]}, True),
+        # punctuation split first keeps the whitespace in its pieces: not claimed
+        ({"type": "Sequence", "pretokenizers": [{"type": "Punctuation"}, {"type": "WhitespaceSplit"}]}, None, False),
+        ({"type": "WhitespaceSplit"}, {"type": "Replace", "pattern": {"String": " "}, "content": "_"}, False),
+        ({"type": "BertPreTokenizer"}, {"type": "Precompiled", "precompiled_charsmap": ""}, False),
+        ({"type": "Metaspace", "replacement": "▁"}, None, False),
+        ({"type": "ByteLevel"}, None, False),
+        (None, None, False),
+    ],
+)
+def test_which_pre_tokenizers_and_normalizers_discard_whitespace(
+    pre_tokenizer: dict[str, object] | None, normalizer: dict[str, object] | None, drops: bool
+) -> None:
+    from needlec.tokenizer import _discards_blanks
+
+    assert _discards_blanks(pre_tokenizer, normalizer) is drops
 
 
 def _index_of(index: HaystackIndex, tokenizer: Tokenizer) -> HaystackIndex:

@@ -12,6 +12,7 @@ import functools
 import gzip
 import hashlib
 import importlib.resources
+import json
 import os
 import tempfile
 from abc import ABC, abstractmethod
@@ -133,6 +134,13 @@ class Tokenizer(ABC):
         when the tokenizer cannot say. Tokens never merge across these points, which is what makes a
         point a candidate for exact counting by parts (`needlec.haystacks.index`)."""
         return None
+
+    def drops_blanks(self) -> bool:
+        """Whether a blank (`BLANKS`: spaces, tabs, line breaks, ideographic spaces) put next to another provably
+        leaves every count as it was: the pre-tokenizer splits on whitespace and discards it, the normalizer
+        keeps whitespace whitespace and no added token holds any, so the pieces the model sees are the same (a
+        WordPiece's, such as BERT's). False where the tokenizer cannot say (tiktoken keeps every space)."""
+        return False
 
     def identity(self) -> str:
         """What its segmentation depends on: kind, name, vocabulary and the library's version (the key of
@@ -262,6 +270,33 @@ class TiktokenTokenizer(Tokenizer):
         return np.searchsorted(char_starts, byte_starts, side="right") - 1
 
 
+BLANKS = frozenset(" \t\n\r\u3000")
+"""Characters that every whitespace-discarding pre-tokenizer and every normalizer of `drops_blanks` treats as
+whitespace."""
+
+_DROPS_WHITESPACE = frozenset({"BertPreTokenizer", "WhitespaceSplit", "Whitespace"})
+"""Pre-tokenizers that split text on whitespace and discard it."""
+_SPLITS_FURTHER = frozenset({"Punctuation", "Digits"})
+"""Pre-tokenizers that only split pieces further (after one of `_DROPS_WHITESPACE`, none is left to split)."""
+_KEEPS_WHITESPACE = frozenset({"BertNormalizer", "Lowercase", "NFD", "NFKD", "NFC", "NFKC", "StripAccents", "Strip"})
+"""Normalizers that map whitespace to whitespace and nothing else to it, character by character (or, `Strip`, trim
+the text's ends)."""
+
+
+def _discards_blanks(pre_tokenizer: dict[str, Any] | None, normalizer: dict[str, Any] | None) -> bool:
+    """`Tokenizer.drops_blanks` for a `tokenizer.json`'s pre-tokenizer and normalizer (as serialised)."""
+    if pre_tokenizer is None:
+        return False
+    steps = pre_tokenizer.get("pretokenizers", []) if pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
+    kinds = [step.get("type") for step in steps]
+    if not kinds or kinds[0] not in _DROPS_WHITESPACE or not set(kinds) <= _DROPS_WHITESPACE | _SPLITS_FURTHER:
+        return False
+    if normalizer is None:
+        return True
+    parts = normalizer.get("normalizers", []) if normalizer.get("type") == "Sequence" else [normalizer]
+    return all(part.get("type") in _KEEPS_WHITESPACE for part in parts)
+
+
 class HFTokenizer(Tokenizer):
     """A `tokenizer.json` (and, from a model folder, its chat template).
 
@@ -287,6 +322,7 @@ class HFTokenizer(Tokenizer):
         self._tok.no_truncation()
         self._tok.no_padding()
         self._joins: bool | None = None
+        self._drops: bool | None = None
         self.name = name
         self.vocab_sha256 = hashlib.sha256(data).hexdigest()
         if chat_template and folder is not None:
@@ -327,6 +363,17 @@ class HFTokenizer(Tokenizer):
             spaces = " ▁Ġ"
             self._joins = any(any(c in spaces for c in t[1:]) and t.strip(spaces) for t in self._tok.get_vocab())
         return self._joins
+
+    def drops_blanks(self) -> bool:
+        if self._drops is None:
+            tok = self._tok
+
+            def state(part: Any) -> dict[str, Any] | None:
+                return None if part is None else json.loads(part.__getstate__())
+
+            spaced = any(any(c.isspace() for c in t.content) for t in tok.get_added_tokens_decoder().values())
+            self._drops = not spaced and _discards_blanks(state(tok.pre_tokenizer), state(tok.normalizer))
+        return self._drops
 
     def count(self, text: str) -> int:
         # the encoding's length, without building its list of ids (about an eighth of a short text's call)

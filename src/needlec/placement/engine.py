@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from needlec.errors import ContractError
 from needlec.haystacks.index import CLASS_ANCHOR, LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
-from needlec.tokenizer import Tokenizer
+from needlec.tokenizer import BLANKS, Tokenizer
 from needlec.util.lines import Lines
 from needlec.util.rounding import round_many
 
@@ -1917,7 +1917,7 @@ def _fill_with_breaks(
         if total == target:
             break
         for piece in BREAKS:
-            if _adds_nothing(counter, q, piece, begin, end, positions, chosen):
+            if _adds_nothing(counter, q, piece, begin, end, inserts, positions, chosen):
                 continue  # the count with it would be the count without it: not above `total`
             got = count({**chosen, q: piece})
             if total < got <= target:
@@ -1932,15 +1932,29 @@ def _fill_with_breaks(
 
 
 def _adds_nothing(
-    counter: Counter, q: int, piece: str, begin: int, end: int, positions: list[int], chosen: dict[int, str]
+    counter: Counter,
+    q: int,
+    piece: str,
+    begin: int,
+    end: int,
+    inserts: list[Insert],
+    positions: list[int],
+    chosen: dict[int, str],
 ) -> bool:
-    """Whether a break `piece` at `q` provably adds no token to the window from `begin` to `end`: where the safe
-    points around `q` (two characters or more from it, and from the window's ends) hold no insert and no break
-    between them, the rest of the context counts the same with the break and without it (the tokens on either
-    side of a safe point do not depend on the other), so the stretch between them alone tells. A tokenizer whose
-    normaliser drops line breaks and wide spaces (a WordPiece's) gains nothing from a break anywhere, and the
-    count of the whole window each would cost is left out."""
+    """Whether a break `piece` at `q` provably adds no token to the window from `begin` to `end` with `inserts`
+    (at `positions`): where the safe points around `q` (two characters or more from it, and from the window's
+    ends) hold no insert and no break between them, the rest of the context counts the same with the break and
+    without it (the tokens on either side of a safe point do not depend on the other), so the stretch between
+    them alone tells. A tokenizer that discards whitespace (`Tokenizer.drops_blanks`: a WordPiece's) gains
+    nothing from a blank break next to a blank character, which the break's two neighbours tell without an
+    encode (the one before it is an insert's last, where inserts end at `q`: a break there goes after them)."""
     index = counter.index
+    text = index.text
+    if counter.tokenizer.drops_blanks() and BLANKS.issuperset(piece):
+        at = bisect.bisect_right(positions, q)
+        before = inserts[at - 1].text[-1:] if at and positions[at - 1] == q else text[q - 1 : q]
+        if before in BLANKS or text[q : q + 1] in BLANKS:
+            return True
     if not index.local:
         return False
     safe = index.safe
@@ -1956,7 +1970,6 @@ def _adds_nothing(
         return False
     if any(a - 2 <= at <= b + 2 for at in chosen):
         return False
-    text = index.text
     return counter.encoded(text[a:q] + piece + text[q:b]) <= counter.encoded(text[a:b])
 
 
