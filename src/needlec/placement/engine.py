@@ -280,6 +280,7 @@ class Counter:
     def __init__(self, index: HaystackIndex) -> None:
         self.index = index
         self.tokenizer = index.tokenizer
+        self._blanks = self.tokenizer.drops_blanks()  # counts add up across a blank (`joined`)
         self._memo: dict[str, int] = {}
         self._cuts: dict[str, tuple[int, int] | None] = {}
         self._interiors: dict[str, int] = {}
@@ -594,6 +595,16 @@ class Counter:
         parts.append(text[cursor:b])
         parts.append(suffix)
         return total + self.encoded("".join(parts))
+
+    def joined(self, left: str, right: str) -> int:
+        """`encoded(left + right)`; for a tokenizer that discards whitespace (`Tokenizer.drops_blanks`), where
+        they meet at a blank, the two counts added (each memoised: the haystack's edge stretches recur, the
+        prompt around the context is the same for every end an item tries). The normaliser works character by
+        character and keeps a blank a blank, so the pre-tokenizer splits there and drops it: the pieces the
+        model sees are those of each side in turn."""
+        if self._blanks and (left[-1:] in BLANKS or right[:1] in BLANKS):
+            return self.encoded(left) + self.encoded(right)
+        return self.encoded(left + right)
 
     def encoded(self, piece: str) -> int:
         """Token count of a seam window's text (memoised)."""
@@ -951,7 +962,7 @@ class Counter:
         if i < 0 or safe[i] <= safe[j]:  # the two edge windows touch: one window
             return encoded(text[start:end] + suffix)
         between = index.safe_tok[i] - index.safe_tok[j]
-        return encoded(text[start : safe[j]]) + between + encoded(text[safe[i] : end] + suffix)
+        return encoded(text[start : safe[j]]) + between + self.joined(text[safe[i] : end], suffix)
 
     def frame_delta(self, start: int, end: int, inserts: list[Insert], prefix: str, suffix: str) -> int:
         """count(prefix + C + suffix) - count(C) for the assembled context C, from its two edge windows only.
@@ -1913,9 +1924,12 @@ def _fill_with_breaks(
         return short.stem.count(end, merged, min(short.shared, bisect.bisect_right(positions, first)), suffix)
 
     positions = [ins.pos for ins in inserts]
+    drops = counter.tokenizer.drops_blanks()  # every piece of BREAKS is blank: none adds a token next to a blank
     for q in spots:
         if total == target:
             break
+        if drops and q not in taken and (text[q - 1 : q] in BLANKS or text[q : q + 1] in BLANKS):
+            continue  # `_adds_nothing`'s first case, for every piece at once
         for piece in BREAKS:
             if _adds_nothing(counter, q, piece, begin, end, inserts, positions, chosen):
                 continue  # the count with it would be the count without it: not above `total`
