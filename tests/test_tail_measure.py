@@ -59,13 +59,14 @@ def test_the_last_piece_with_its_pad_counts_as_a_whole_encoding(tokenizer: Token
         for last in LASTS:
             own = tokenizer.count(last)
             joined = tokenizer.count(last + PASSAGE_JOINER)
-            for n in REPEATS:
-                pad = PASSAGE_JOINER + filler * n
+            # pads as `pad_to` makes them: n repeats, and (bisected) n with the first one's leading space left out
+            stripped = [PASSAGE_JOINER + filler.lstrip() + filler * (n - 1) for n in REPEATS if n]
+            for pad in [PASSAGE_JOINER + filler * n for n in REPEATS] + (stripped if filler.lstrip() != filler else []):
                 for suffix in SUFFIXES:
                     whole = tokenizer.count(last + pad + suffix)
-                    assert measure.after(last, own, pad, suffix) == whole, (filler, last, n, suffix)
-                    assert measure.after(last, own, pad, suffix, joined) == whole, (filler, last, n, suffix)
-                    assert measure.padded(pad, suffix) == tokenizer.count(pad + suffix), (filler, n, suffix)
+                    assert measure.after(last, own, pad, suffix) == whole, (filler, last, pad, suffix)
+                    assert measure.after(last, own, pad, suffix, joined) == whole, (filler, last, pad, suffix)
+                    assert measure.padded(pad, suffix) == tokenizer.count(pad + suffix), (filler, pad, suffix)
 
 
 def test_a_long_pad_is_counted_by_its_filler_rate() -> None:
@@ -80,5 +81,5 @@ def test_a_long_pad_is_counted_by_its_filler_rate() -> None:
 
     measure = TailMeasure(short_only, short_only, " .")
     for n in (400, 1000):
-        pad = PASSAGE_JOINER + " ." * n
-        assert measure.padded(pad, "\nAnswer:") == real.count(pad + "\nAnswer:")
+        for pad in (PASSAGE_JOINER + " ." * n, PASSAGE_JOINER + "." + " ." * (n - 1)):  # (bisected: no first space)
+            assert measure.padded(pad, "\nAnswer:") == real.count(pad + "\nAnswer:")

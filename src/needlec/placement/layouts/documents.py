@@ -298,11 +298,16 @@ def _assemble(
 
     inserts = InsertColumns(positions, texts)
 
+    # the last piece with the pad and the suffix after it, from the piece's own count: a long pad of filler
+    # repeats goes by the filler's rate between its edges, not encoded whole for every repeat count tried
+    tails = table.tail_measure(enc, index.tokenizer.count, layout.filler)
+    head = enc(prefix + pieces[0])
+
     def measure(pad: str) -> int:
         if not by_pieces:
             extra = [Insert(end, pad)] if pad else []
             return counter.count(begin, end, [*inserts, *extra], prefix, suffix)
-        return enc(prefix + pieces[0]) + middle + enc(pieces[-1] + pad + suffix)
+        return head + middle + tails.after(pieces[-1], costs[-1], pad, suffix)
 
     if by_pieces and table.blocks_ok is None:
         table.blocks_ok = measure("") == counter.count(begin, end, list(inserts), prefix, suffix)
@@ -316,7 +321,7 @@ def _assemble(
         texts.append(pad)
         around.append("")
     if by_pieces:
-        context_tokens = sum(costs[:-1]) + enc(pieces[-1] + pad)
+        context_tokens = sum(costs[:-1]) + tails.after(pieces[-1], costs[-1], pad)
         before = _sums_ahead(costs, gold_piece.values())  # the tokens of the pieces ahead of each gold piece
         needle_tokens = tuple(before[gold_piece[g]] for g in range(len(golds)))
     else:

@@ -66,6 +66,15 @@ class PassageTable:
     _firsts: list[int] | None = None  # the first character of each passage (`firsts`)
     _gaps: list[str] | None = None  # the text from each passage's start to the next one's (`gaps`)
     _starts_at: list[int] | None = None  # `_safe_tokens`
+    _tails: dict[str, TailMeasure] = field(default_factory=dict)  # per filler: the last piece with the pad
+
+    def tail_measure(self, encoded: Callable[[str], int], count: Callable[[str], int], filler: str) -> TailMeasure:
+        """The measure of a context's last piece with the pad and suffix after it, kept per filler (the table
+        belongs to one haystack view, so to one tokenizer)."""
+        got = self._tails.get(filler)
+        if got is None:
+            got = self._tails[filler] = TailMeasure(encoded, count, filler)
+        return got
 
     def folded(self, text: str) -> tuple[Absence, list[int]]:
         """Every passage casefolded, joined by a NUL (no term holds one), and where each one starts in
@@ -491,19 +500,34 @@ class TailMeasure:
         return self.count(last + right)
 
     def padded(self, pad: str, suffix: str = "") -> int:
-        """Tokens of `pad + suffix`, `pad` being `pad_to`'s (a blank line and filler repeats): a long pad's
-        middle repeats by the rate, where the cuts either side of them count apart; else encoded."""
+        """Tokens of `pad + suffix`, `pad` being `pad_to`'s (a blank line and filler repeats, the first of them
+        perhaps without its leading whitespace, as `_bisect_repeats` tries it): a long pad's middle repeats by the
+        rate, where the cuts either side of them count apart; else encoded."""
         filler = self.filler
         core = pad.removeprefix(PASSAGE_JOINER)
-        repeats = len(core) // len(filler) if filler else 0
-        if repeats <= 4 * PAD_EDGE or core != filler * repeats or not self.rate():
-            return self.encoded(pad + suffix) if len(pad) < LONG_PAD else self.count(pad + suffix)
-        head = pad[: len(pad) - len(core) + PAD_EDGE * len(filler)]
-        rest = filler * PAD_EDGE + suffix  # the last repeats and what follows
+        lead = filler.lstrip() if filler and not core.startswith(filler) else ""  # (kept in the head)
+        repeats, extra = divmod(len(core) - len(lead), len(filler)) if filler else (0, 0)
+        if (
+            extra
+            or repeats <= 4 * PAD_EDGE
+            or (lead and (lead == filler or not core.startswith(lead)))
+            or core[len(lead) :] != filler * repeats
+            or not self.rate()
+        ):
+            return self._pair(pad, suffix)
+        head = pad[: len(pad) - (repeats - PAD_EDGE) * len(filler)]
+        edge = filler * PAD_EDGE  # the last repeats, before what follows
         probe = filler * -(-JOINT_CHARS // len(filler))  # repeats enough to fill a check's side
-        if not (self.apart(head, probe) and self.apart(probe, probe) and self.apart(probe, rest)):
+        if not (self.apart(head, probe) and self.apart(probe, probe) and self.apart(probe, edge + suffix)):
             return self.count(pad + suffix)
-        return self.encoded(head) + (repeats - 2 * PAD_EDGE) * self.rate() + self.encoded(rest)
+        return self.encoded(head) + (repeats - 2 * PAD_EDGE) * self.rate() + self._pair(edge, suffix)
+
+    def _pair(self, pad: str, suffix: str) -> int:
+        """Tokens of `pad + suffix`: the two counted apart where they count so at the cut (each memoised: pads of
+        a given length recur across items, an item's suffix across the pads its search tries), else encoded."""
+        if pad and suffix and len(pad) < LONG_PAD and self.apart(pad, suffix):
+            return self.encoded(pad) + self.encoded(suffix)
+        return self.encoded(pad + suffix) if len(pad) < LONG_PAD else self.count(pad + suffix)
 
 
 def _mixed(text: str) -> bool:
