@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import random
 import re
 from collections import Counter
@@ -16,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from needlec.errors import NeedlecError
 from needlec.kinds.ruler.common import (
@@ -36,6 +39,8 @@ from needlec.kinds.ruler.words import (
     FrequentWordsSpec,
     generate_common_words,
     generate_frequent_words,
+    zeta,
+    zipf_counts,
 )
 from needlec.languages import wordlists
 from needlec.languages.wordlists.build import build_cwe_words
@@ -407,6 +412,20 @@ def test_fwe_answers_recomputed_by_counting() -> None:
         assert ranked[0][1] == int(3000 / 4 * 6 / 3.141592653589793**2)
         for word in counts:
             assert re.fullmatch(r"[a-z]{6}", word) and word not in real_words
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    num_words=st.integers(1, 10**7),
+    vocab_size=st.integers(1, 6000),
+    alpha=st.sampled_from([1.1, 1.5, 2.0, 2.5, 3.0]),
+)
+def test_zipf_counts_are_the_formula_term_by_term(num_words: int, vocab_size: int, alpha: float) -> None:
+    """RULER's counts floor(N * k^-alpha / zeta(alpha)), each worked out in Python's float arithmetic in that order,
+    for any N (a stream sized by a tokenizer's own line cost has a length of its own)."""
+    norm = zeta(alpha)
+    expected = tuple(int(num_words * math.pow(k, -alpha) / norm) for k in range(1, vocab_size + 1))
+    assert zipf_counts(num_words, vocab_size, alpha) == expected
 
 
 def test_fwe_refuses_ties() -> None:

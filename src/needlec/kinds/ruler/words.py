@@ -160,6 +160,7 @@ def generate_common_words(
     )
 
 
+@lru_cache(maxsize=16)
 def zeta(alpha: float) -> float:
     """Riemann zeta for alpha > 1: a direct sum plus the Euler-Maclaurin tail (error far below 1e-12)."""
     if alpha <= 1:
@@ -177,9 +178,23 @@ def zeta(alpha: float) -> float:
 @lru_cache(maxsize=64)
 def zipf_counts(num_words: int, vocab_size: int, alpha: float) -> tuple[int, ...]:
     """RULER's FWE counts: floor(num_words * k^-alpha / zeta(alpha)) for ranks k = 1..vocab_size (worked out
-    once per length: every FWE item of a length has the same)."""
-    norm = zeta(alpha)
-    return tuple(int(num_words * math.pow(k, -alpha) / norm) for k in range(1, vocab_size + 1))
+    once per length: every FWE item of a length has the same; a stream sized by a Hugging Face tokenizer's own
+    line cost, `draw_fitted`, has a length of its own). The products and quotients are numpy's on float64, each
+    the float Python's arithmetic gives in the same order, over powers worked out once per vocabulary."""
+    import numpy as np
+
+    shares: np.ndarray = (float(num_words) * _zipf_powers(vocab_size, alpha)) / zeta(alpha)
+    return tuple(shares.astype(np.int64).tolist())
+
+
+@lru_cache(maxsize=16)
+def _zipf_powers(vocab_size: int, alpha: float) -> np.ndarray:
+    """k^-alpha for ranks k = 1..vocab_size (`math.pow`'s), as float64."""
+    import numpy as np
+
+    powers = np.array([math.pow(k, -alpha) for k in range(1, vocab_size + 1)], dtype=np.float64)
+    powers.flags.writeable = False  # (shared by every call)
+    return powers
 
 
 @dataclass(frozen=True, eq=False)
