@@ -662,6 +662,24 @@ def test_a_tokenizer_that_discards_whitespace_is_known_by_its_file(
     assert minilm.count("in new york today") == minilm.count("in new \n york today\u3000\t")
 
 
+def test_inserts_meet_the_text_at_blanks_or_not() -> None:
+    """`_blank_seams`: each insert must meet what comes before it and what comes after it at a blank (a blank on
+    either side of each joint), other inserts at the same place included."""
+    from needlec.placement.engine import _blank_seams
+
+    text = "One sat. Two ran. Three hid."
+    after_first = text.index("Two")  # just after "sat. "
+    assert _blank_seams(text, [Insert(after_first, "A fox slept. ")])
+    assert not _blank_seams(text, [Insert(after_first, "A fox slept.")])  # "slept.Two": no blank after it
+    assert not _blank_seams(text, [Insert(after_first + 1, "x")])  # inside "Two"
+    assert not _blank_seams(text, [Insert(len(text), "The end.")])  # after "hid." with no blank
+    assert not _blank_seams(text, [Insert(len(text), " The end.")])  # nothing after it: not known to meet a blank
+    assert _blank_seams(text, [Insert(len(text), " The end. ")])
+    # two at one place: the second meets the first's end, the last meets the text after the place
+    assert _blank_seams(text, [Insert(after_first, "A fox. "), Insert(after_first, "A hen. ")])
+    assert not _blank_seams(text, [Insert(after_first, "A fox."), Insert(after_first, "A hen.")])
+
+
 @pytest.mark.parametrize(
     ("pre_tokenizer", "normalizer", "drops"),
     [
