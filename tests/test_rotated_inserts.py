@@ -705,6 +705,9 @@ def test_where_a_tokenizer_splits_is_read_off_its_file(whitespace_split: Tokeniz
         assert not tok.splits_at("a", "b") and not tok.splits_at("", "b")
     assert minilm.splits_at(".", "T") and minilm.splits_at("。", "下") and minilm.splits_at("下", "一")
     assert not minilm.splits_at(".", "\u0301")  # a combining mark after it
+    # BERT's added tokens ([CLS], [SEP], ...) are matched whole before the pre-tokenizer runs: no cut inside one
+    assert not minilm.splits_at("[", "S") and not minilm.splits_at("P", "]") and minilm.splits_at(".", "S")
+    assert minilm.count("a [SEP] b") != minilm.count("a [ SEP] b")
     assert not whitespace_split.splits_at(".", "T") and not whitespace_split.splits_at("下", "一")
     assert not any(cl100k.splits_at(a, b) for a, b in [("a", " "), (".", "T"), ("下", "一")])
 

@@ -288,8 +288,9 @@ _DROPS_WHITESPACE = frozenset({"BertPreTokenizer", "WhitespaceSplit", "Whitespac
 _SPLITS_FURTHER = frozenset({"Punctuation", "Digits"})
 """Pre-tokenizers that only split pieces further (after one of `_DROPS_WHITESPACE`, none is left to split)."""
 _KEEPS_WHITESPACE = frozenset({"BertNormalizer", "Lowercase", "NFD", "NFKD", "NFC", "NFKC", "StripAccents", "Strip"})
-"""Normalizers that map whitespace to whitespace and nothing else to it, character by character (or, `Strip`, trim
-the text's ends)."""
+"""Normalizers under which a blank stays whitespace and nothing joins across it: they work character by character
+(the Unicode forms compose a character with the marks after it, never across a blank), or (`Strip`) trim the text's
+ends."""
 
 
 def _parts(component: dict[str, Any] | None, key: str) -> list[dict[str, Any]]:
@@ -364,6 +365,7 @@ class HFTokenizer(Tokenizer):
         self._isolates = False  # its pre-tokenizer splits punctuation off (BERT's), with `drops_blanks`
         self._han = False  # its normaliser puts spaces around CJK ideographs (BERT's `handle_chinese_chars`)
         self._joints: dict[tuple[str, str], bool] = {}  # `splits_at` by character pair
+        self._added_pairs: frozenset[str] = frozenset()  # every two characters in a row of an added token's text
         self.name = name
         self.vocab_sha256 = hashlib.sha256(data).hexdigest()
         if chat_template and folder is not None:
@@ -412,7 +414,9 @@ class HFTokenizer(Tokenizer):
             def state(part: Any) -> dict[str, Any] | None:
                 return None if part is None else json.loads(part.__getstate__())
 
-            spaced = any(any(c.isspace() for c in t.content) for t in tok.get_added_tokens_decoder().values())
+            added = [t.content for t in tok.get_added_tokens_decoder().values()]
+            spaced = any(any(c.isspace() for c in text) for text in added)
+            self._added_pairs = frozenset(text[i : i + 2] for text in added for i in range(len(text) - 1))
             pre, norm = state(tok.pre_tokenizer), state(tok.normalizer)
             self._drops = not spaced and _discards_blanks(pre, norm)
             if self._drops:
@@ -426,7 +430,8 @@ class HFTokenizer(Tokenizer):
     def splits_at(self, left: str, right: str) -> bool:
         """Also, for BERT's pre-tokenizer, where either is punctuation (which it splits off), and for BERT's
         normaliser, where either is a CJK ideograph (which it puts spaces around), unless `right` is a combining
-        mark."""
+        mark or an added token holds the two in a row (`[SEP]` would be cut at `[S`: added tokens are matched
+        before any of that)."""
         if left in BLANKS or right in BLANKS:
             return self.drops_blanks()
         if not left or not right or not self.drops_blanks() or not (self._isolates or self._han):
@@ -437,7 +442,9 @@ class HFTokenizer(Tokenizer):
             apart = (self._isolates and (_bert_punctuation(left) or _bert_punctuation(right))) or (
                 self._han and (_cjk_ideograph(left) or _cjk_ideograph(right))
             )
-            got = self._joints[key] = apart and not unicodedata.category(right).startswith("M")
+            got = self._joints[key] = (
+                apart and not unicodedata.category(right).startswith("M") and left + right not in self._added_pairs
+            )
         return got
 
     def count(self, text: str) -> int:
