@@ -1909,6 +1909,8 @@ BREAKS = ("\n", "\n\u3000\u3000", "\n\u3000")
 """What a window whose whole sentences fall short of the length gets between sentences: a line break, or
 where that adds no token (after a CJK full stop, which tokenizers merge with it) a line break and the two
 ideographic spaces that indent a Chinese or Japanese paragraph (one space where two would overshoot)."""
+_BLANK_BREAKS = all(BLANKS.issuperset(piece) for piece in BREAKS)
+"""Whether every break is blanks alone (`_fill_with_breaks` passes over a spot for all of them at once)."""
 
 
 def _fill_with_breaks(
@@ -1951,8 +1953,8 @@ def _fill_with_breaks(
         return short.stem.count(end, merged, min(short.shared, bisect.bisect_right(positions, first)), suffix)
 
     positions = [ins.pos for ins in inserts]
-    splits = counter.tokenizer.splits_at if counter.tokenizer.drops_blanks() else None  # (every piece of BREAKS
-    # is blank: none adds a token where the tokenizer splits and drops blanks)
+    # where a tokenizer that drops blanks splits anyway, no piece of BREAKS (all blank) adds a token
+    splits = counter.tokenizer.splits_at if _BLANK_BREAKS and counter.tokenizer.drops_blanks() else None
     for q in spots:
         if total == target:
             break
