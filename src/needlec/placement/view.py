@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,44 +52,48 @@ class HaystackView:
         runs (built once per view, on the first such term) and each candidate is checked in place. Other
         terms (Chinese, Thai, punctuation first), and a term asked `again` whose first run is common (more
         than `FEW_CANDIDATES` places to check), are found by the full search, which is cached: a rare name
-        drawn by item after item is checked at its few places each time, never searched for in the
-        whole haystack.
+        drawn by item after item is checked at its few places on its first ask, and from its second on its
+        places are kept (as spans in the original text) and looked up by bisection, never searched for in
+        the whole haystack.
         """
-        from needlec.languages.words import _is_whole, fold, is_unspaced, is_word_char
-
-        text = self.folded()
-        needle = fold(term)
-        first = _RUN.match(needle)
-        if first is None or first.start() or is_unspaced(needle[0]) or not is_word_char(needle[0]):
-            return self._window_hit(self.occurrences(term), term, start, end)
-        if self._words is None:
-            words: dict[str, list[int]] = {}
-            for match in _RUN.finditer(text.folded):
-                words.setdefault(match.group(), []).append(match.start())
-            self._words = words
         spans = self._spans.get(term)
         if spans is None:
-            candidates = self._words.get(first.group(), [])
-            if again and len(candidates) > FEW_CANDIDATES:
+            from needlec.languages.words import fold, is_unspaced, is_word_char
+
+            needle = fold(term)
+            first = _RUN.match(needle)
+            if first is None or first.start() or is_unspaced(needle[0]) or not is_word_char(needle[0]):
                 return self._window_hit(self.occurrences(term), term, start, end)
-            # each candidate that is the term, as its span in the original text: kept for a term asked again
-            # (a name item after item), whose lookup is then a bisection
-            begins, ends = [], []
-            for at in candidates:
-                after = at + len(needle)
-                if not text.folded.startswith(needle, at) or not _is_whole(text.folded, at, after, needle):
-                    continue
-                a, b = text.original(at), text.original(after)
-                if a is not None and b is not None:
-                    begins.append(a)
-                    ends.append(b)
-            spans = (begins, ends)
-            if again:
-                self._spans[term] = spans
+            if self._words is None:
+                words: dict[str, list[int]] = {}
+                for match in _RUN.finditer(self.folded().folded):
+                    words.setdefault(match.group(), []).append(match.start())
+                self._words = words
+            candidates = self._words.get(first.group(), [])
+            if not again:  # the first ask: the places in turn, until one lies in the window
+                return any(start <= a and b <= end for a, b in self._places(needle, candidates))
+            if len(candidates) > FEW_CANDIDATES:
+                return self._window_hit(self.occurrences(term), term, start, end)
+            places = list(self._places(needle, candidates))
+            spans = self._spans[term] = ([a for a, _ in places], [b for _, b in places])
         # the spans grow together (the term's folded length is the same at every place), so the first one
         # from `start` on has the smallest end of those: the term lies within [start, end) iff that one does
         i = bisect.bisect_left(spans[0], start)
         return i < len(spans[0]) and spans[1][i] <= end
+
+    def _places(self, needle: str, candidates: list[int]) -> Iterator[tuple[int, int]]:
+        """The spans in the original text of the candidates (run starts in the folded text) where the folded
+        `needle` occurs as a whole word, in order."""
+        from needlec.languages.words import _is_whole
+
+        text = self.folded()
+        for at in candidates:
+            after = at + len(needle)
+            if not text.folded.startswith(needle, at) or not _is_whole(text.folded, at, after, needle):
+                continue
+            a, b = text.original(at), text.original(after)
+            if a is not None and b is not None:
+                yield a, b
 
     def _window_hit(self, spots: list[int], term: str, start: int, end: int) -> bool:
         i = bisect.bisect_left(spots, start)
