@@ -86,9 +86,15 @@ def _specs() -> list[tuple[str, str]]:
 
 
 def _wait(driver: Any, condition: Any) -> Any:
+    """Wait for `condition`, asking again when the page redrew an element it was reading.
+
+    The search box redraws its result list on every keystroke and as its index loads, so an element found
+    a moment ago can be gone by the time its text is read; that is the page working, not a failure.
+    """
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, WAIT).until(condition)
+    return WebDriverWait(driver, WAIT, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
 
 
 def _screenshot(driver: Any, name: str) -> Path:
@@ -122,13 +128,13 @@ def test_search_finds_each_benchmark_by_name(browser: Any, server: str) -> None:
         browser.execute_script("arguments[0].focus(); arguments[0].click();", box)
         box.send_keys(name)
 
-        def results(driver: Any, expected: str = title) -> list[Any] | None:
+        def results(driver: Any, expected: str = title) -> list[str] | None:
             items = driver.find_elements(By.CSS_SELECTOR, ".md-search-result__item")
             hits = [i for i in items if expected in i.text]
-            return hits or None
+            links = [a.get_attribute("href") for hit in hits for a in hit.find_elements(By.CSS_SELECTOR, "a")]
+            return links or None
 
-        hits = _wait(browser, results)
-        hrefs = [a.get_attribute("href") for hit in hits for a in hit.find_elements(By.CSS_SELECTOR, "a")]
+        hrefs = _wait(browser, results)
         assert any(f"/generated/benchmarks/{name}/" in h for h in hrefs), hrefs
 
 
