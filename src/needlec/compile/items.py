@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import TypeAdapter
@@ -111,6 +112,13 @@ def _question_position(question: str, prefix: str, suffix: str) -> Literal["afte
 
 _NEEDLES = TypeAdapter(list[Needle])
 """Validates an item's needle records at once."""
+
+
+@lru_cache(maxsize=256)
+def _needle_names(targets: int, distractors: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ids and roles of an item's needle records: `n0`, `n1`, ... for the targets, `d0`, ... after them."""
+    ids = (*(f"n{i}" for i in range(targets)), *(f"d{i}" for i in range(distractors)))
+    return ids, ("target",) * targets + ("distractor",) * distractors
 
 
 def gold_aliases(draw: Draw) -> tuple[str, ...]:
@@ -247,21 +255,26 @@ def build_drawn(
     languages = item_languages(spec)
     if draw.item_languages:  # the kind's own languages (e.g. MLNeedle's question language) win
         languages = languages.model_copy(update=draw.item_languages)
-    n = len(draw.needles)
-    # validated as one list (CWE has 300 needles): the same records, without a Python call per record
+    ids, roles = _needle_names(len(draw.needles), len(draw.distractors))
+    spoken = [*draw.languages[: len(texts)], *[languages.needle] * (len(texts) - len(draw.languages))]
+    offsets, chars_at = placement.needle_tokens, placement.needle_chars
+    # validated as one list (CWE has 300 needles): the same records, without a Python call per record, their
+    # fields read column by column
     placed = _NEEDLES.validate_python(
         [
             {
-                "id": f"n{i}" if i < n else f"d{i - n}",
-                "role": "target" if i < n else "distractor",
-                "language": draw.languages[i] if i < len(draw.languages) else languages.needle,
+                "id": name,
+                "role": role,
+                "language": language,
                 "text": text,
-                "target_depth_percent": wanted[i],
-                "depth_percent": achieved[i],
-                "token_offset": placement.needle_tokens[i],
-                "char_offset": placement.needle_chars[i],
+                "target_depth_percent": aimed,
+                "depth_percent": depth,
+                "token_offset": tokens,
+                "char_offset": chars,
             }
-            for i, text in enumerate(texts)
+            for name, role, language, text, aimed, depth, tokens, chars in zip(
+                ids, roles, spoken, texts, wanted, achieved, offsets, chars_at, strict=True
+            )
         ]
     )
     item = Item(

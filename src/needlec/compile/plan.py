@@ -25,6 +25,7 @@ from needlec.spec.models import RandomDepths, RandomDepthsRule, Spec, StepDepths
 from needlec.spec.templates import TemplateProblem, render
 from needlec.spec.validate import problems_from
 from needlec.util.rounding import round_many
+from needlec.util.shuffling import shuffle
 
 CONTEXT_SENTINEL = "\x00needlec-context\x00"
 DEFAULT_CONFIG = "default"
@@ -81,7 +82,7 @@ def random_depths(rule: RandomDepthsRule, count: int, rng: random.Random) -> lis
     # rng.uniform(0.0, room) is 0.0 + room * rng.random(), which is room * rng.random(): the same points
     points = sorted([room * r for r in [rng.random() for _ in range(count)]])
     depths = round_many([rule.low + p + i * rule.min_gap for i, p in enumerate(points)])
-    rng.shuffle(depths)
+    shuffle(rng, depths)  # (rng.shuffle's order and draws)
     return depths
 
 
