@@ -2,7 +2,9 @@
 
 Preparation counts configs (sources, filters, haystacks and indexes; filters add their own bars);
 item building reports per finished shard (the unit workers hand back), so the bar moves, with
-an estimate of the time left, whatever `--jobs` is. Nothing is printed when progress is off.
+an estimate of the time left, whatever `--jobs` is. On a terminal the bars redraw themselves; where
+standard error is a file or a pipe they print plain lines (`needlec.util.progress`). Nothing is
+printed when progress is off.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from needlec.util.progress import bar
 
 
 class Progress:
@@ -28,29 +32,10 @@ class Progress:
 
     @contextmanager
     def items(self, desc: str, total: int, initial: int = 0, unit: str = "item") -> Iterator[Any]:
-        """A bar over `total` units, `initial` of them already done (a resumed compile)."""
-        if not self.enabled:
-            yield _Silent()  # no bar at all: a quiet compile does not import tqdm
-            return
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=total,
-            initial=initial,
-            unit=unit,
-            desc=desc,
-            file=sys.stderr,
-            dynamic_ncols=True,
-            smoothing=0.1,
-        )
+        """A bar over `total` units, `initial` of them already done (a resumed compile): redrawn on a terminal,
+        plain lines in a log (`needlec.util.progress.bar`), nothing when progress is off."""
+        counting = bar(total, desc, unit, initial, self.enabled)
         try:
-            yield bar
+            yield counting
         finally:
-            bar.close()
-
-
-class _Silent:
-    """The bar of a quiet compile: counts nothing, prints nothing."""
-
-    def update(self, n: int = 1) -> None:
-        """Ignore `n` finished units."""
+            counting.close()

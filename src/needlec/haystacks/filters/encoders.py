@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from needlec.haystacks.filters.base import FilterError
 from needlec.util.atomic import write_file_atomic
+from needlec.util.progress import bar as progress_bar
 
 if TYPE_CHECKING:
     import numpy as np
@@ -205,12 +206,11 @@ def embed(
 ) -> np.ndarray:
     """Vectors for `texts` in order, encoding only those the cache lacks."""
     import numpy as np
-    from tqdm import tqdm
 
     unique = list(dict.fromkeys(texts))
     known = cache.lookup(unique)
     missing = [t for t in unique if t not in known]
-    with tqdm(total=len(missing), unit="text", desc="embed", disable=not progress or not missing) as bar:
+    with progress_bar(len(missing), "embed", "text", enabled=progress and bool(missing)) as bar:
         for start in range(0, len(missing), SHARD_ROWS):
             part = missing[start : start + SHARD_ROWS]
             batches = []

@@ -38,6 +38,7 @@ from needlec.haystacks.filters.llm_client import (
 )
 from needlec.haystacks.filters.review import file_sha256, load_decisions
 from needlec.spec.base import StrictModel
+from needlec.util.progress import bar as progress_bar
 
 INSTRUCTION = (
     "You check passages of a long document for text that answers a question. If the passage states "
@@ -280,9 +281,7 @@ class LlmAnswerCandidates:
             ctx.activity.cached_verdicts += len(requests) - missing
             if missing:
                 client = client or self._client(params, ctx)
-                from tqdm import tqdm  # only when the filter really runs
-
-                bar = tqdm(total=missing, unit="ask", desc=f"llm round {counts['rounds']}", disable=not ctx.progress)
+                bar = progress_bar(missing, f"llm round {counts['rounds']}", "ask", enabled=ctx.progress)
 
                 def answered(bar: Any = bar) -> None:
                     ctx.activity.model_calls += 1

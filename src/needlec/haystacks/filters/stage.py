@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from needlec.haystacks.filters.base import (
 from needlec.haystacks.filters.edits import Edit, apply, plan_edits
 from needlec.util.atomic import write_file_atomic
 from needlec.util.canonical import dumps, sha256_json
+from needlec.util.progress import note
 
 if TYPE_CHECKING:
     from needlec.compile.plan import Plan
@@ -123,9 +123,7 @@ class FilterStage:
         if self.log is not None:
             self.log(message)
         elif self.progress:
-            from tqdm import tqdm  # only when filters report progress
-
-            tqdm.write(message, file=sys.stderr)
+            note(message)
 
     @staticmethod
     def has_filters(spec: Spec) -> bool:
