@@ -47,6 +47,20 @@ def test_a_resumed_count_starts_where_it_was_and_lines_wait_between() -> None:
     assert len(out.getvalue().splitlines()) == 2
 
 
+def test_rates_and_times_read_without_exponents() -> None:
+    from needlec.util.progress import _duration, _rate
+
+    assert [_rate(r) for r in (1234.4, 100.0, 97.14, 2.875, 0.25)] == ["1234", "100", "97.1", "2.88", "0.25"]
+    assert [_duration(s) for s in (0.44, 9.96, 39.4, 60, 725, 7385)] == [
+        "0.4 s",
+        "10.0 s",
+        "39 s",
+        "1 min 0 s",
+        "12 min 5 s",
+        "2 h 3 min",
+    ]
+
+
 def test_bar_in_a_log_is_lines_and_off_is_silent(monkeypatch: pytest.MonkeyPatch) -> None:
     log = io.StringIO()
     monkeypatch.setattr(sys, "stderr", log)  # standard error to a file, as `2> compile.log` makes it

@@ -117,10 +117,29 @@ class LineBar:
         counted = self.n - self.initial
         if counted > 0 and elapsed > 0:
             rate = counted / elapsed
-            parts.append(f"{rate:.3g} {self.unit}s/s")
+            parts.append(f"{_rate(rate)} {self.unit}s/s")
             if done:
-                parts.append(f"in {elapsed:.1f} s")
+                parts.append(f"in {_duration(elapsed)}")
             elif self.total > self.n:
-                parts.append(f"about {(self.total - self.n) / rate:.0f} s left")
+                parts.append(f"about {_duration((self.total - self.n) / rate)} left")
         stream = sys.stderr if self.stream is None else self.stream
         print(f"{self.desc}: {', '.join(parts)}", file=stream, flush=True)
+
+
+def _rate(rate: float) -> str:
+    """Units a second, to three significant figures without an exponent (`1234`, `97.1`, `0.25`)."""
+    if rate >= 100:
+        return f"{rate:.0f}"
+    return f"{rate:.3g}"
+
+
+def _duration(seconds: float) -> str:
+    """A span of time as a reader of a log wants it: `0.4 s`, `39 s`, `12 min 5 s`, `2 h 3 min`."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
