@@ -78,6 +78,17 @@ def test_an_existing_file_is_refused(tmp_path: Path) -> None:
     assert target.read_text(encoding="utf-8") == "keep me"
 
 
+def test_a_folder_under_an_existing_file_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("keep me", encoding="utf-8")
+    for target in (blocker / "out", blocker / "deeper" / "out"):
+        with pytest.raises(OutputError, match=r"file\.txt is an existing file, so no folder can be made inside it"):
+            check_target(target)
+    with pytest.raises(OutputError, match="no folder can be made inside it"), atomic_directory(blocker / "out"):
+        pass
+    assert blocker.read_text(encoding="utf-8") == "keep me"
+
+
 def test_root_home_cwd_and_ancestors_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     work = tmp_path / "a" / "b"
     work.mkdir(parents=True)

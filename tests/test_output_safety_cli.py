@@ -91,6 +91,7 @@ CASES = {
     "a results folder": ("home/user/bench", "niah.yaml", "results", "not empty and not a needlec dataset"),
     "an existing file": ("home/user/bench", "niah.yaml", "notes.md", "existing file"),
     "an existing binary file": ("home/user/bench", "niah.yaml", "data.bin", "existing file"),
+    "a folder under a file": ("home/user/bench", "niah.yaml", "notes.md/out", "notes.md is an existing file"),
     "a tilde": ("home/user/bench", "niah.yaml", "~", "home folder"),
     "the parent": ("home/user/bench", "niah.yaml", "..", "ancestor"),
     "the grandparent": ("home/user/bench", "niah.yaml", "../..", "home folder"),

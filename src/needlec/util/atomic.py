@@ -173,6 +173,12 @@ def check_target(
         )
     if resolved.exists() and not resolved.is_dir():
         raise OutputError(f"refusing to write to {target}: it is an existing file, not a folder; nothing was changed")
+    blocking = next((p for p in resolved.parents if p.exists()), None)  # the nearest folder there is, it should be
+    if blocking is not None and not blocking.is_dir():
+        raise OutputError(
+            f"refusing to write to {target}: {blocking} is an existing file, so no folder can be made inside it; "
+            "nothing was changed"
+        )
     if resolved.is_dir() and any(resolved.iterdir()) and not owned(resolved):
         raise OutputError(
             f"refusing to replace {target}: it is not empty and not {what}. "
