@@ -361,3 +361,43 @@ def test_family_default_reports_give_nolima_its_headline_rule(nolima: Path, tmp_
     assert done.returncode == 0, done.stderr
     headline = json.loads((report / "summary.json").read_text())["configs"]["main"]["effective_length"]["headline"]
     assert headline == {"rule": "nolima", "threshold": 0.85, "effective_length": 250, "first_failing_length": 4000}
+
+
+def test_a_damaged_dataset_or_a_spec_in_its_place_is_a_clean_error(niah: Path, tmp_path: Path) -> None:
+    """A dataset line that is no item (an object without the item fields, a JSON array, an item without its
+    scoring), and a spec passed where the compiled dataset belongs: score and export stop with exit 2 at the
+    file and line, never a traceback."""
+    import shutil
+
+    responses = write_jsonl(tmp_path / "r.jsonl", niah_responses(niah))
+    file = next((niah / "data").rglob("*.jsonl"))
+    lines = file.read_text(encoding="utf-8").splitlines(keepends=True)
+    item = json.loads(lines[0])
+    del item["scoring"]
+    for name, extra, words in (
+        ("object", '{"x": 1}\n', "not an item (it has no 'id', 'config'"),
+        ("array", "[1, 2]\n", "not an item (a JSON list, not an object)"),
+        ("unscored", json.dumps(item) + "\n", "not an item (it has no 'scoring')"),
+    ):
+        damaged = tmp_path / name
+        shutil.copytree(niah, damaged)
+        copy = damaged / file.relative_to(niah)
+        with copy.open("a", encoding="utf-8") as fh:
+            fh.write(extra)
+        where = f"{copy}:{len(lines) + 1}: {words}"
+        for args in (
+            ["score", str(damaged), str(responses), "-o", str(tmp_path / f"report-{name}")],
+            ["export", str(damaged), "--to", "prompts", "-o", str(tmp_path / f"export-{name}")],
+        ):
+            done = run(*args)
+            assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+            assert where in done.stderr and f"needlec verify {damaged}" in done.stderr, done.stderr
+        assert not (tmp_path / f"report-{name}").exists() and not (tmp_path / f"export-{name}").exists()
+    spec = SPECS / "niah.yaml"
+    for args in (
+        ["score", str(spec), str(responses), "-o", str(tmp_path / "report-spec")],
+        ["export", str(spec), "--to", "prompts", "-o", str(tmp_path / "export-spec")],
+    ):
+        done = run(*args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"{spec}: a spec, not a dataset" in done.stderr and "needlec compile" in done.stderr, done.stderr

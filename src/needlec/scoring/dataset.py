@@ -30,8 +30,18 @@ def to_contract(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+SPEC_SUFFIXES = (".yaml", ".yml")
+
+FOLDER_HINT = "a compiled dataset folder (`needlec compile SPEC -o DIR` writes one) or a JSONL file of its items"
+
+
 def _files(path: Path) -> list[Path]:
     if path.is_file():
+        if path.suffix.lower() in SPEC_SUFFIXES:
+            raise NeedlecError(
+                f"{path}: a spec, not a dataset; this reads {FOLDER_HINT}. Compile the spec first: "
+                f"`needlec compile {path} -o DIR`"
+            )
         return [path]
     data = path / "data"
     root = data if data.is_dir() else path
@@ -68,8 +78,38 @@ def select_items(path: str | Path, tokenizer: str | None, config: str | Sequence
     return chosen
 
 
+ITEM_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "id": str,
+    "config": str,
+    "tokenizer": str,
+    "context_length": int,
+    "depth_percent": (int, float),
+    "messages": list,
+    "answers": list,
+    "scoring": dict,
+}
+"""The fields scoring and the exports read from every item, with their JSON types."""
+
+
+def _item(record: Any, where: str, root: Path) -> dict[str, Any]:
+    """`record` in the schema 2 shape, or a NeedlecError at `where` (file:line) when it is not an item."""
+    hint = f"; run `needlec verify {root}` to see what changed" if root.is_dir() else ""
+    if not isinstance(record, dict):
+        raise NeedlecError(f"{where}: not an item (a JSON {type(record).__name__}, not an object){hint}")
+    missing = [key for key in ITEM_FIELDS if key not in record]
+    if missing:
+        raise NeedlecError(f"{where}: not an item (it has no {', '.join(map(repr, missing))}){hint}")
+    wrong = [key for key, kind in ITEM_FIELDS.items() if not isinstance(record[key], kind) or record[key] is True]
+    if wrong:
+        shown = ", ".join(f"{key!r} is {type(record[key]).__name__}" for key in wrong)
+        raise NeedlecError(f"{where}: not an item ({shown}){hint}")
+    return to_contract(record)
+
+
 def iter_items(path: str | Path) -> Iterator[dict[str, Any]]:
-    """Every item of a dataset folder (its `data/` JSONL or parquet files) or of one JSONL file."""
+    """Every item of a dataset folder (its `data/` JSONL or parquet files) or of one JSONL file; a line or row
+    that is not an item (not JSON, not an object, or without a field of `ITEM_FIELDS`) is an error at its
+    file:line (NeedlecError)."""
     root = Path(path)
     if not root.exists():
         raise NeedlecError(f"{root}: no such dataset")
@@ -77,14 +117,16 @@ def iter_items(path: str | Path) -> Iterator[dict[str, Any]]:
         if file.suffix == ".parquet":
             import pyarrow.parquet as pq
 
-            for row in pq.read_table(file).to_pylist():
-                yield to_contract(row)
+            for number, row in enumerate(pq.read_table(file).to_pylist(), 1):
+                yield _item(row, f"{file}: row {number}", root)
             continue
         with file.open(encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
                 try:
-                    yield to_contract(orjson.loads(line))
+                    record = orjson.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise NeedlecError(f"{file}:{lineno}:{exc.colno}: not a JSON object ({exc.msg})") from None
+                    hint = f"; this reads {FOLDER_HINT}" if file == root else ""
+                    raise NeedlecError(f"{file}:{lineno}:{exc.colno}: not a JSON object ({exc.msg}){hint}") from None
+                yield _item(record, f"{file}:{lineno}", root)
