@@ -1,7 +1,7 @@
 """A minimal runner for needlec datasets: send each request to an OpenAI-compatible server.
 
 needlec never runs a model; this script is an example client. It reads the request file that
-`needlec export DATASET --to openai-batch -o DIR` writes (one chat completion request per item,
+`needlec export DATASET --to openai-batch --model NAME -o DIR` writes (one chat completion request per item,
 `custom_id` = item id, temperature 0), posts each request body to `BASE_URL/chat/completions` of
 any OpenAI-compatible server (llama.cpp's `llama_cpp.server`, vLLM, a hosted API), and writes one
 `{"id", "response", "model"}` line per item, which `needlec score` reads directly:

@@ -66,7 +66,9 @@ def test_an_earlier_export_is_replaced_unless_it_holds_other_files(dataset: Path
     out = tmp_path / "export"
     first = run("export", str(dataset), "--to", "prompts", "-o", str(out), "--tokenizer", "cl100k_base")
     assert first.returncode == 0, first.stderr
-    again = run("export", str(dataset), "--to", "openai-batch", "-o", str(out), "--tokenizer", "o200k_base")
+    again = run(
+        "export", str(dataset), "--to", "openai-batch", "-o", str(out), "--tokenizer", "o200k_base", "--model", "m"
+    )
     assert again.returncode == 0, again.stderr
     assert sorted(p.name for p in out.iterdir()) == [".needlec-export.json", ".needlec-written", "requests.jsonl"]
     requests = [json.loads(x)["custom_id"] for x in (out / "requests.jsonl").read_text().splitlines()]
@@ -134,10 +136,11 @@ def prefilled(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_prefill_is_kept_or_refused_never_dropped(prefilled: Path, tmp_path: Path) -> None:
     """Inspect sends an item's answer prefix as the last (assistant) message; the chat completions API cannot
     continue one, so openai-batch refuses such items unless --no-answer-prefix says to send them without it."""
-    done = run("export", str(prefilled), "--to", "openai-batch", "-o", str(tmp_path / "b"))
+    batch = ["export", str(prefilled), "--to", "openai-batch", "-o", str(tmp_path / "b"), "--model", "m"]
+    done = run(*batch)
     assert done.returncode == 2 and "cannot continue" in done.stderr and "--no-answer-prefix" in done.stderr
     assert not (tmp_path / "b").exists()
-    done = run("export", str(prefilled), "--to", "openai-batch", "-o", str(tmp_path / "b"), "--no-answer-prefix")
+    done = run(*batch, "--no-answer-prefix")
     assert done.returncode == 0, done.stderr
 
     assert run("export", str(prefilled), "--to", "inspect", "-o", str(tmp_path / "i")).returncode == 0

@@ -58,7 +58,7 @@ def add_export_command(sub: Any) -> None:
     p.add_argument(
         "--model",
         metavar="NAME",
-        help="model name written into OpenAI Batch requests (the other runners take it when run)",
+        help="model name written into OpenAI Batch requests, required there (the other runners take it when run)",
     )
     p.add_argument(
         "--max-tokens",

@@ -59,7 +59,12 @@ def write_openai_batch(items: list[dict[str, Any]], out: Path, options: dict[str
             "{'no_answer_prefix': True}) to send them without it, "
             "--config to export the other configs only, or export --to prompts, lm-eval or inspect, which keep it."
         )
-    model = options.get("model") or "MODEL"
+    model = options.get("model")
+    if not model:
+        raise OutputError(
+            "a Batch API request names its model: pass --model NAME (from Python, options={'model': NAME}), "
+            "the model the batch will run on"
+        )
     rows = [
         {
             "custom_id": it["id"],
