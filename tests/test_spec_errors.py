@@ -146,6 +146,12 @@ CASES = [
         ("Did you mean 'encoding'?", "Allowed keys: encoding, field, filters, paths, type."),
     ),
     Case(
+        "misspelt-key-of-a-needle-without-its-type",  # a needle without `type` is a template one: its keys only
+        edit("  question: What is the magic word?", "  questoin: What is the magic word?"),
+        "questoin:",
+        ("Did you mean 'question'?", "Allowed keys: answers, needles, question, type, vars."),
+    ),
+    Case(
         "quoted-boolean",  # a string is no boolean, though it spells one
         edit("  metric: contains", '  metric: contains\n  whole_word: "yes"'),
         'whole_word: "yes"',

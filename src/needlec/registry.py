@@ -408,7 +408,10 @@ class ComponentField:
         from pydantic import TypeAdapter
 
         accepted = self.full() if self.shorthand_type is None else self.shorthand_type | self.full()
-        return handler(TypeAdapter(accepted).core_schema)
+        found = handler(TypeAdapter(accepted).core_schema)
+        if self.default is not None and isinstance(found, dict):  # the kind a mapping without its tag is
+            found = {**found, "default": {self.tag: self.default}}
+        return found
 
     def validate(self, value: Any) -> Any:
         from pydantic import BaseModel

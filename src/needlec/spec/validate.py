@@ -39,9 +39,13 @@ def data_path(data: Any, loc: tuple[Any, ...], kind: str = "missing") -> KeyPath
     return tuple(path)
 
 
-def _schema_keys(schema: dict[str, Any], path: KeyPath, chosen: tuple[str, Any] | None = None) -> set[str]:
+def _schema_keys(
+    schema: dict[str, Any], path: KeyPath, chosen: tuple[str, Any] | None = None, untagged: bool = False
+) -> set[str]:
     """Property names the JSON Schema allows at `path` (all union branches together, or with `chosen`, a tag
-    key and its value such as `("type", "files")`, the branches that tag selects where some do)."""
+    key and its value such as `("type", "files")`, the branches that tag selects where some do; with
+    `untagged`, a mapping without a tag, the branches that take it by default, as `needle: {needles: ...}` is
+    a template needle, where some do)."""
     defs = schema.get("$defs", {})
 
     def expand(node: dict[str, Any]) -> list[dict[str, Any]]:
@@ -54,15 +58,22 @@ def _schema_keys(schema: dict[str, Any], path: KeyPath, chosen: tuple[str, Any] 
         return out
 
     nodes = expand(schema)
+    defaults: dict[str, Any] = {}  # the `default` of the last union entered, where it names a tag
     for part in path:
         following: list[dict[str, Any]] = []
+        defaults = {}
         for node in nodes:
             if isinstance(part, int) and "items" in node:
-                following.extend(expand(node["items"]))
+                entered = node["items"]
             elif isinstance(part, str) and part in node.get("properties", {}):
-                following.extend(expand(node["properties"][part]))
+                entered = node["properties"][part]
             elif isinstance(part, str) and isinstance(node.get("additionalProperties"), dict):
-                following.extend(expand(node["additionalProperties"]))
+                entered = node["additionalProperties"]
+            else:
+                continue
+            if isinstance(entered.get("default"), dict) and len(entered["default"]) == 1:
+                defaults.update(entered["default"])
+            following.extend(expand(entered))
         nodes = following
     if chosen is not None:
         tag, value = chosen
@@ -73,6 +84,9 @@ def _schema_keys(schema: dict[str, Any], path: KeyPath, chosen: tuple[str, Any] 
 
         picked = [node for node in nodes if selects(node)]
         nodes = picked or nodes
+    elif untagged and defaults:  # the kind a mapping without its tag is (`ComponentField.default`)
+        (tag, value), *_ = defaults.items()
+        nodes = [node for node in nodes if node.get("properties", {}).get(tag, {}).get("const") == value] or nodes
     keys: set[str] = set()
     for node in nodes:
         keys.update(node.get("properties", {}))
@@ -176,8 +190,8 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
                 None,
             )
             allowed = _schema_keys(schema, _clean(path[:-1]))
-            if key not in allowed:  # a misspelling: the keys of the kind the mapping chose, where it chose one
-                allowed = _schema_keys(schema, _clean(path[:-1]), picked)
+            if key not in allowed:  # a misspelling: the keys of the kind the mapping chose, or takes by default
+                allowed = _schema_keys(schema, _clean(path[:-1]), picked, untagged=picked is None)
             msg = f"unknown key {key!r}"
             if key in allowed:
                 # the key exists, but for another kind (e.g. another needle `type`) than the one chosen
