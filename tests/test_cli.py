@@ -187,6 +187,13 @@ def test_a_dry_run_refuses_the_output_its_compile_would_refuse(tmp_path: Path) -
     result = run("compile", str(SPECS / "niah.yaml"), "--dry-run", "-o", str(mine))
     assert result.returncode == 2 and "refusing to replace" in result.stderr, result.stderr
     assert (mine / "notes.txt").read_text() == "keep"
+    # the size is still given, the same as a dry run without -o sizes it
+    sized = run("compile", str(SPECS / "niah.yaml"), "--dry-run")
+    assert sized.returncode == 0, sized.stderr
+    items, _, tokens = sized.stdout.partition(" items, ")
+    tokens = tokens.partition(" context tokens")[0]
+    assert f"(dry run: {int(items):,} items, {tokens} context tokens, about " in result.stderr, result.stderr
+    assert f"a compile into {mine} would stop here" in result.stderr
 
 
 def test_overlap_measures_a_spec_that_breaks_its_budget(tmp_path: Path) -> None:

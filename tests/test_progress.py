@@ -32,7 +32,7 @@ def test_a_log_gets_a_line_at_the_start_while_counting_and_at_the_end() -> None:
     ]
     assert "s left" in lines[1] and "items/s" in lines[1]
     assert lines[-1].startswith("compile demo: 40/40 items (100%), ") and " in " in lines[-1]
-    assert len(lines) == 6  # the last line once, though closed twice (the context and the loop's end)
+    assert len(lines) == 6  # the start, one line per update and the end line when the context closes it
 
 
 def test_a_resumed_count_starts_where_it_was_and_lines_wait_between() -> None:

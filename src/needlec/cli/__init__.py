@@ -181,6 +181,7 @@ def _final_line(items: int, tokens: int, size: int, result: object, clock: _Cloc
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from needlec.compile.plan import load_plan
+    from needlec.compile.warnings import unstated_answers
 
     failed = 0
     for spec in args.specs:
@@ -197,6 +198,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         configs = ", ".join(c.name for c in plan.configs)
         deep = "; sources read and checked" if args.deep else ""
         print(f"{spec}: ok ({len(plan.configs)} config(s): {configs}){deep}")
+        for warning in unstated_answers(plan.configs):
+            print(f"warning: {spec}: {warning}", file=sys.stderr)
     return 2 if failed else 0
 
 

@@ -45,9 +45,18 @@ from needlec.compile.shards import (
     read_slice,
     store_dir,
 )
-from needlec.compile.size import Size, check_size, haystack_ids, plan_size
-from needlec.compile.warnings import Repetition, repetitions
-from needlec.errors import ContractError, NeedlecError, PluginError, PluginFault, Problem, SourceError, SpecError
+from needlec.compile.size import Size, check_size, haystack_ids, human_bytes, plan_size
+from needlec.compile.warnings import Repetition, repetitions, unstated_answers
+from needlec.errors import (
+    ContractError,
+    NeedlecError,
+    OutputError,
+    PluginError,
+    PluginFault,
+    Problem,
+    SourceError,
+    SpecError,
+)
 from needlec.exporters.hf import render_card
 from needlec.exporters.manifest import MANIFEST, build_manifest, file_entry
 from needlec.haystacks.builders import haystack_builder
@@ -540,9 +549,15 @@ def compile_spec(
     if options.dry_run:  # the ceilings the user set apply to a dry run too (the disk only to a real compile)
         check_size(size, options.max_items, options.max_bytes)
         if out_dir is not None:  # and so does what -o may replace: the compile it sizes would be refused
-            target = check_target(Path(out_dir), owned, guard=(Path(spec_path),), what=what)
-            if not slicing:
-                check_replace(target, plan, options.select, options.force)
+            try:
+                target = check_target(Path(out_dir), owned, guard=(Path(spec_path),), what=what)
+                if not slicing:
+                    check_replace(target, plan, options.select, options.force)
+            except OutputError as exc:  # the size is still what the dry run was asked for
+                raise type(exc)(
+                    f"{exc}\n(dry run: {size.items:,} items, {size.tokens:,} context tokens, about "
+                    f"{human_bytes(size.bytes)} of output; a compile into {out_dir} would stop here, before any item)"
+                ) from None
         return CompileResult(None, size.items, size.tokens, size.bytes, None)
     if out_dir is None:
         raise NeedlecError("an output directory is required (-o DIR; out_dir from Python)")
@@ -559,7 +574,7 @@ def compile_spec(
     units = _units(plan, prepared, options.select)
     work = prepare_work(prepared, units, progress)
     repeated = repetitions(work)
-    warnings = [r.message() for r in repeated]
+    warnings = [r.message() for r in repeated] + unstated_answers(c for c, _ in units)
     for config, _ in units:
         if config.name in prepared.ranking_reports:
             warnings += ranking_warnings(config, prepared.ranking_reports[config.name])

@@ -69,3 +69,45 @@ def repetitions(work: Iterable[tuple[Any, ...]]) -> list[Repetition]:
 def repetition_warnings(work: Iterable[tuple[Any, ...]]) -> list[str]:
     """One line per (config, tokenizer, haystack) whose haystack is repeated to reach a length."""
     return [r.message() for r in repetitions(work)]
+
+
+UNSTATED_DRAWS = 8
+"""Draws of a config's template needles (seeds 0 to 7) in which `unstated_answers` looks for each fact."""
+
+
+def unstated_answers(configs: Iterable[Any]) -> list[str]:
+    """One line per required fact of `template` needles that none of the needles states, in some of
+    `UNSTATED_DRAWS` draws (no accepted form occurs in the rendered needles, compared casefolded): a model
+    cannot read such an answer from the context. Legal, as the answer may be one the question asks the model to
+    work out ("how old is Ana's brother?"), but most often a template that names the wrong variable or a
+    needle edited without its answer. Configs with the same fact and template share a line."""
+    import random
+
+    from needlec.kinds.base import needle_kind
+    from needlec.kinds.template import TemplateNeedle
+
+    found: dict[tuple[int, str, str], list[str]] = {}
+    for config in configs:
+        needle = config.spec.needle
+        if not isinstance(needle, TemplateNeedle):
+            continue
+        kind = needle_kind(needle)
+        missing: dict[int, str] = {}
+        for seed in range(UNSTATED_DRAWS):
+            draw = kind.draw("main", random.Random(seed))
+            said = "\n".join(draw.needles).casefold()
+            for i, fact in enumerate(draw.answers):
+                if i not in missing and not any(alias and alias.casefold() in said for alias in fact):
+                    missing[i] = fact[0]
+        for i, example in missing.items():
+            found.setdefault((i, str(needle.answers[i]), example), []).append(config.name)
+    lines = []
+    for (i, template, example), names in sorted(found.items()):
+        which = f"config {names[0]}" if len(names) == 1 else f"configs {', '.join(names)}"
+        drawn = f" (drawn as {example!r})" if example != template else ""
+        lines.append(
+            f"{which}: needle.answers[{i}] {template!r}{drawn} occurs in none of the needles, so a model cannot "
+            "read it from the context; state it in a needle, or ignore this if the question asks for an answer "
+            "worked out from them"
+        )
+    return lines
