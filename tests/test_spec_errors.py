@@ -321,6 +321,28 @@ def test_schema_problems_are_all_reported_at_once(tmp_path: Path) -> None:
     assert "problems):" in result.stderr
 
 
+def test_problems_inside_one_mapping_are_all_reported_at_once(tmp_path: Path) -> None:
+    # a range's bad spacing, its reversed ends and a bad depth beside it: three problems in one round, where
+    # checks that ran after the whole mapping had validated used to wait for the first to be fixed
+    text = edit(
+        "  lengths: [200, 400]\n  depths: [0, 50, 100]",
+        "  lengths: {min: 400, max: 200, count: 2, spacing: logarithmic}\n  depths: [0, 50, 120]",
+    )
+    (tmp_path / "spec.yaml").write_text(text, encoding="utf-8")
+    result = needlec("validate", "spec.yaml", cwd=tmp_path)
+    line = line_of(text, "spacing: logarithmic")
+    assert_reported(
+        result,
+        [f"spec.yaml:{line}:", f"spec.yaml:{line + 1}:"],
+        [
+            "grid.lengths.max: `max` must be at least `min`",
+            "grid.lengths.spacing: expected one of 'linear', 'log', got 'logarithmic'",
+            "grid.depths[2]: every depth must be between 0 and 100, got 120",
+        ],
+    )
+    assert "spec is invalid (3 problems):" in result.stderr
+
+
 def test_duplicate_keys_are_all_reported_at_once(tmp_path: Path) -> None:
     text = edit("seed: 7\n", "seed: 7\nseed: 8\n")
     text = edit("  repeats: 1\n", "  repeats: 1\n  repeats: 2\n", text)

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from needlec.spec.base import KeyedValueError, StrictModel
 
@@ -28,11 +28,12 @@ class LengthRange(StrictModel):
         "(equal ratios), which suits ranges like 1K..128K.",
     )
 
-    @model_validator(mode="after")
-    def _ordered(self) -> LengthRange:
-        if self.max < self.min:
+    @field_validator("max")
+    @classmethod
+    def _ordered(cls, value: int, info: ValidationInfo) -> int:  # a field's check: reported with the others
+        if value < info.data.get("min", value):
             raise KeyedValueError("`max` must be at least `min`", "max")
-        return self
+        return value
 
     def expand(self) -> list[int]:
         if self.count == 1:
@@ -66,11 +67,12 @@ class DepthRange(StrictModel):
         "cluster points more tightly at the ends. Ignored for `linear`.",
     )
 
-    @model_validator(mode="after")
-    def _ordered(self) -> DepthRange:
-        if self.stop < self.start:
+    @field_validator("stop")
+    @classmethod
+    def _ordered(cls, value: float, info: ValidationInfo) -> float:  # a field's check: reported with the others
+        if value < info.data.get("start", value):
             raise KeyedValueError("`stop` must be at least `start`", "stop")
-        return self
+        return value
 
     def expand(self) -> list[float]:
         if self.count == 1:
@@ -109,31 +111,39 @@ class Grid(StrictModel):
         "random values (e.g. a new passkey, a new haystack start).",
     )
 
-    @model_validator(mode="after")
-    def _check_points(self) -> Grid:  # every bad point in one message, at the first
-        if isinstance(self.lengths, list):
-            if not self.lengths:
+    # each axis checked by its own field validator, so that a bad length and a bad depth are reported together;
+    # every bad point of an axis in one message, at the first
+    @field_validator("lengths")
+    @classmethod
+    def _check_lengths(cls, lengths: list[int] | LengthRange) -> list[int] | LengthRange:
+        if isinstance(lengths, list):
+            if not lengths:
                 raise KeyedValueError("`lengths` must not be empty", "lengths")
-            if len(self.lengths) > MAX_GRID_POINTS:
+            if len(lengths) > MAX_GRID_POINTS:
                 raise KeyedValueError(f"at most {MAX_GRID_POINTS} lengths", "lengths")
-            short = [(i, float(v)) for i, v in enumerate(self.lengths) if v <= 0]
+            short = [(i, float(v)) for i, v in enumerate(lengths) if v <= 0]
             if short:
                 raise KeyedValueError(
                     f"every length must be a positive number of tokens, got {_listed(short, 'lengths')}",
                     "lengths",
                     short[0][0],
                 )
-        if isinstance(self.depths, list):
-            if not self.depths:
+        return lengths
+
+    @field_validator("depths")
+    @classmethod
+    def _check_depths(cls, depths: list[float] | DepthRange) -> list[float] | DepthRange:
+        if isinstance(depths, list):
+            if not depths:
                 raise KeyedValueError("`depths` must not be empty", "depths")
-            if len(self.depths) > MAX_GRID_POINTS:
+            if len(depths) > MAX_GRID_POINTS:
                 raise KeyedValueError(f"at most {MAX_GRID_POINTS} depths", "depths")
-            bad = [(i, d) for i, d in enumerate(self.depths) if not 0 <= d <= 100]
+            bad = [(i, d) for i, d in enumerate(depths) if not 0 <= d <= 100]
             if bad:
                 raise KeyedValueError(
                     f"every depth must be between 0 and 100, got {_listed(bad, 'depths')}", "depths", bad[0][0]
                 )
-        return self
+        return depths
 
     def length_points(self) -> list[int]:
         if isinstance(self.lengths, LengthRange):
