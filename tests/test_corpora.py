@@ -289,8 +289,15 @@ def test_builtin_unknown_names_suggest_the_closest() -> None:
         builtin(corpus="novel")
     with pytest.raises(ValidationError, match="did you mean 'aligned-bible'"):
         builtin(group="aligned-bibles")
-    with pytest.raises(ValidationError, match="no embedded corpus matches"):
+    with pytest.raises(ValidationError, match="none of the corpora chosen by name or group is in 'zh'; theirs: en"):
         builtin(group="novels", language="zh")
+    with pytest.raises(ValidationError, match=r"no embedded corpus is in 'xx'; languages: ar, de, en, es, hi, vi, zh"):
+        builtin(language="xx")
+
+
+def test_a_language_code_in_capitals_is_the_same_code() -> None:
+    assert [c.name for c in corpora.select(languages=["ZH"])] == [c.name for c in corpora.select(languages=["zh"])]
+    assert {c.language for c in corpora.select(languages=["ZH"])} == {"zh"}
 
 
 # --------------------------------------------------------------------- licences

@@ -81,6 +81,9 @@ def test_malformed_and_unknown_values_are_errors() -> None:
         ("tokenizer=cl100k", "(closest: cl100k_base)"),
         ("config=singel", "no config named singel"),
         ("colour=red", "--select accepts config, tokenizer, length, depth, haystack, repeat"),
+        ("lenght=1000", "got lenght; did you mean 'length'?"),
+        ("depth=50-0", "50-0 is a range from high to low; give it low to high: 0-50"),
+        ("length=8K-1K", "8K-1K is a range from high to low; give it low to high: 1K-8K"),
         ("length" + "9" * 200, "expects KEY=V1,V2"),
     ):
         result = dry("niah.yaml", value)

@@ -136,6 +136,12 @@ CASES = [
         "lenghts:",
         ("grid.lenghts: unknown key 'lenghts'", "Did you mean 'lengths'?"),
     ),
+    Case(
+        "length-in-thousands",  # 4k could be 4,000 or 4,096: the spec is told to say which
+        edit("  lengths: [200, 400]", "  lengths: [200, 4k]"),
+        "lengths: [200, 4k]",
+        ("grid.lengths[1]: expected a whole number of tokens (got '4k'): write 4000 or 4096",),
+    ),
     Case("wrong-type-seed", edit("seed: 7", "seed: abc"), "seed: abc", ("seed:", "expected a whole number", "'abc'")),
     Case(
         "misspelt-key-of-a-chosen-source-type",  # the keys listed are the `files` source's, not every source's

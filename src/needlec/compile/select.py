@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from needlec.compile.plan import Plan
 from needlec.errors import NeedlecError
 from needlec.haystacks.builders import haystack_builder
+from needlec.registry import did_you_mean
 
 SELECT_KEYS = ("config", "tokenizer", "length", "depth", "haystack", "repeat")
 NUMERIC = ("length", "depth", "repeat")
@@ -102,7 +103,10 @@ def resolve_select(plan: Plan, select: Mapping[str, Iterable[str]]) -> dict[str,
     """
     unknown = [k for k in select if k not in SELECT_KEYS]
     if unknown:
-        raise SelectError(f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(_quote(k) for k in unknown)}")
+        hint = did_you_mean(unknown[0], SELECT_KEYS)
+        raise SelectError(
+            f"--select accepts {', '.join(SELECT_KEYS)}; got {', '.join(_quote(k) for k in unknown)}{hint}"
+        )
     axes = Axes.of(plan)
     out: dict[str, set[str]] = {}
     for key, raw in select.items():
@@ -129,6 +133,12 @@ def _resolve(axes: Axes, key: str, value: str) -> list[str]:
     low, high = _range(value, key)
     if high is not None:
         if low is None:
+            ends = value.partition("-")
+            first, last = _number(ends[0], key), _number(ends[2], key)
+            if first is not None and last is not None and first > last:
+                raise SelectError(
+                    f"{_quote(value)} is a range from high to low; give it low to high: {ends[2]}-{ends[0]}"
+                )
             raise _not_in(axes, key, value)
         if key == "repeat" and high > axes.repeats - 1:  # the indexes are exactly 0..repeats-1
             raise SelectError(

@@ -13,6 +13,7 @@ from needlec.spec.loader import Document, KeyPath, dotted
 
 _TAG_KEYS = ("type", "metric")
 _QUOTED = re.compile(r"'([^']*)'")
+_THOUSANDS = re.compile(r"\d+(\.\d+)?[kK]")
 
 
 def data_path(data: Any, loc: tuple[Any, ...], kind: str = "missing") -> KeyPath:
@@ -129,6 +130,11 @@ def _wording(kind: str, err: Any) -> str:
     """Plain wording for one pydantic error type; no pydantic phrasing reaches the user."""
     ctx = err.get("ctx", {}) or {}
     got = f" (got {_short(err.get('input'))})"
+    value = err.get("input")
+    if kind == "int_parsing" and isinstance(value, str) and _THOUSANDS.fullmatch(value.strip()):
+        # `4k` could be 4,000 or 4,096 tokens: a spec says which (`--select length=4K` finds it in the grid)
+        n = float(value.strip()[:-1])
+        return f"expected a whole number of tokens{got}: write {n * 1000:,.0f} or {n * 1024:,.0f}".replace(",", "")
     if kind in _EXPECTED:
         return _EXPECTED[kind] + got
     if kind in _BOUNDS:

@@ -190,9 +190,20 @@ def select(names: Iterable[str] = (), groups_: Iterable[str] = (), languages: It
             raise SourceError(f"no corpus group {g!r}{did_you_mean(g, sorted(known_groups))}")
     if wanted_groups:
         chosen = [c for c in chosen if c.group in wanted_groups]
-    wanted_languages = list(languages)
+    wanted_languages = [language.strip().lower() for language in languages]  # codes are lower case: `ZH` is zh
     if wanted_languages:
+        spoken = sorted({c.language for c in everything})
+        for language in wanted_languages:
+            if language not in spoken:
+                raise SourceError(f"no embedded corpus is in {language!r}; languages: {', '.join(spoken)}")
+        before = chosen
         chosen = [c for c in chosen if c.language in wanted_languages]
+        if not chosen:
+            which = sorted({c.language for c in before})
+            raise SourceError(
+                f"none of the corpora chosen by name or group is in {', '.join(map(repr, wanted_languages))}; "
+                f"theirs: {', '.join(which)}"
+            )
     if not chosen:
         raise SourceError("no embedded corpus matches the given corpus, group and language")
     return chosen
