@@ -18,6 +18,9 @@ from typing import Any
 import pytest
 from conftest import SPECS
 
+import needlec
+from needlec.errors import NeedlecError
+
 NEEDLEC = str(Path(sys.executable).parent / "needlec")
 
 
@@ -213,6 +216,13 @@ def test_missing_unknown_and_repeated_ids(niah: Path, tmp_path: Path) -> None:
     scored = {json.loads(x)["id"]: json.loads(x) for x in (tmp_path / "w" / "scores.jsonl").read_text().splitlines()}
     assert scored[right]["score"] == 0.5
     assert json.loads((tmp_path / "w" / "summary.json").read_text())["responses"]["several_responses"] == 1
+    # but one file given twice would count every response double: refused, by its path however it is written
+    again = str(tmp_path / "." / "twice.jsonl")
+    done = run("score", str(niah), str(twice), again, "-o", str(tmp_path / "v"))
+    assert done.returncode == 2 and f"the responses {again} are given twice (also as {twice})" in done.stderr
+    assert not (tmp_path / "v").exists()
+    with pytest.raises(NeedlecError, match="given twice"):
+        needlec.score(niah, [str(twice), str(twice)])
 
 
 def test_requests_the_runner_records_as_failed_are_missing_not_wrong(niah: Path, tmp_path: Path) -> None:

@@ -160,6 +160,14 @@ def score(
     # (a generator is read once: the check below must not use up its first)
     given: list[Any] = [responses] if isinstance(responses, (str, Path)) else list(responses)
     if all(isinstance(r, (str, Path)) for r in given):
+        seen: dict[Path, str | Path] = {}
+        for path in given:  # several responses to an item are averaged: one file given twice would count double
+            resolved = Path(path).resolve()
+            if resolved in seen:
+                raise NeedlecError(
+                    f"the responses {path} are given twice (also as {seen[resolved]}); give each file once"
+                )
+            seen[resolved] = path
         source = (resp for path in given for resp in read_responses(path))
     else:
         source = map(_as_response, given, itertools.count(1))
