@@ -76,7 +76,8 @@ def test_another_spec_is_refused_without_force(tmp_path: Path) -> None:
         handle.write("\n# an edit: another version of the spec\n")
     refused = compile_(other, out, *SLICE)
     assert refused.returncode == 2
-    assert "compiled from another version of this spec" in refused.stderr
+    assert "compiled from a spec of the same name ('" in refused.stderr
+    assert "whose text differs: an earlier version, or another file" in refused.stderr
     assert "holds 22 items" in refused.stderr
     assert digest(out) == before
     assert compile_(other, out, *SLICE, "--force").returncode == 0

@@ -72,7 +72,11 @@ def check_replace(folder: Path, plan: Plan, select: dict[str, set[str]], force: 
     what = f"{folder} holds {old.items:,} items ({_size(old.bytes)})"
     advice = "Pass --force (force=True from Python) to replace it, or write elsewhere with -o."
     if old.spec_sha256 != plan.spec_sha256:
-        other = "another version of this spec" if old.spec_name == plan.spec.name else f"spec {old.spec_name!r}"
+        other = (
+            f"a spec of the same name ({old.spec_name!r}) whose text differs: an earlier version, or another file"
+            if old.spec_name == plan.spec.name
+            else f"spec {old.spec_name!r}"
+        )
         raise WouldReplace(f"{what} compiled from {other}; this compile would replace them all. {advice}")
     lost = 0
     lost_bytes = 0
