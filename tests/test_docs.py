@@ -271,20 +271,21 @@ MAX_SAMPLED_CONFIGS = 30
 @pytest.fixture(scope="module")
 def sample_items(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     """One real item per config of every shipped spec, at the smallest length, built in memory."""
-    from needlec.compile.pipeline import build_one, haystack_ids
+    from needlec.compile.pipeline import Prepared, build_one, haystack_ids
     from needlec.compile.plan import load_plan
 
     items = []
     cache = tmp_path_factory.mktemp("cache")  # shared: configs of one spec reuse sources and filter results
     for spec in sorted((ROOT / "specs").glob("*.yaml")):
         plan = load_plan(spec)
+        prepared = Prepared(plan, cache)  # one per spec: its configs share haystacks and indexes
         # a spec with very many configs (mlneedle's language product) is sampled evenly: its configs differ
         # in languages, not in fields, and its pilot spec covers every kind of config in full
         step = -(-len(plan.configs) // MAX_SAMPLED_CONFIGS)
         for config in plan.configs[::step]:
             keys = list(plan.keys(config, haystack_ids(config.spec)))
             key = min(keys, key=lambda k: (k.length, k.depth))
-            items.append(build_one(plan, config, key, cache))
+            items.append(build_one(plan, config, key, prepared=prepared))
     return items
 
 

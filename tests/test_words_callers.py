@@ -110,3 +110,37 @@ def test_scoring_whole_word_rule_is_unchanged() -> None:
     assert find_word("我去过东京两次", "东京") == 3
     assert find_word("उत्तर रामा है", "राम") == -1
     assert find_word("هل هو سامي", "سامي") == 6
+
+
+def test_a_first_ask_searched_in_its_window_answers_as_the_run_index_does() -> None:
+    """Before the run index of the haystack is built (`WINDOW_SEARCHES` first asks), a first ask searches the
+    window's stretch of the folded text. Over terms and windows of a text where folding changes lengths
+    (ß, the ﬁ ligature, a combining accent, a dotted capital I), where words join by underscores and digits,
+    and where a term's first run is part of a longer run, both ways give every window the same answer."""
+    import random
+
+    from needlec.placement.view import WINDOW_SEARCHES
+
+    parts = [
+        "Die Straße", "STRASSE", "ﬁeld", "field", "café", "cafe\u0301", "İstanbul", "istanbul", "snake_case", "case",
+        "R2D2", "D2", "New York", "new yorker", "York", "the", "mill", "Mill-stone", "stone", "東京", ", ", ". ", " ",
+    ]  # fmt: skip
+    rng = random.Random(7)
+    text = "".join(rng.choice(parts) + rng.choice([" ", " ", ", ", ".\n"]) for _ in range(3000))
+    terms = ["Straße", "strasse", "field", "fi", "café", "istanbul", "İstanbul", "case", "snake", "D2", "R2D2",
+             "new york", "York", "mill", "stone", "Mill-stone", "the mill", "cafe"]  # fmt: skip
+    windows = [(0, len(text))] + [tuple(sorted(rng.sample(range(len(text) + 1), 2))) for _ in range(300)]
+    searched, indexed = _view(text), _view(text)
+    indexed._window_searches = WINDOW_SEARCHES  # every first ask goes to the run index at once
+    answers = []
+    for term in terms:
+        for start, end in windows:
+            for view in (searched, indexed):  # forgotten asks keep each one a first ask, for both ways
+                view._spans.clear()
+                view._asked.clear()
+            searched._window_searches = 0
+            found = searched.leaks((term,), start, end)
+            assert found == indexed.leaks((term,), start, end), (term, start, end)
+            answers.append(bool(found))
+    assert searched._words is None and indexed._words is not None  # the two ways were taken
+    assert 0.2 < sum(answers) / len(answers) < 0.9  # windows that hold a term and windows that do not

@@ -839,12 +839,15 @@ def _slice_record(plan: Plan, mine: list[Block], blocks: list[Block], options: C
     }
 
 
-def build_one(plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None) -> dict[str, Any]:
+def build_one(
+    plan: Plan, config: ConfigPlan, key: ItemKey, cache_dir: Path | None = None, prepared: Prepared | None = None
+) -> dict[str, Any]:
     """Build a single item in memory (for `inspect` and documentation), without writing anything.
 
-    Returns the item's JSON row (as written to the data files).
+    Returns the item's JSON row (as written to the data files). `prepared` (the plan's, from an earlier call)
+    keeps its haystacks, indexes and kinds for the next item, which is then built without preparing them again.
     """
-    prepared = Prepared(plan, cache_dir or default_cache_dir())
+    prepared = prepared if prepared is not None else Prepared(plan, cache_dir or default_cache_dir())
     haystack = next(h for h in prepared.haystacks(config.spec) if h.id == key.haystack)
     view = prepared.view(config.spec, haystack, key.tokenizer, key.length)
     prepare_rankings(

@@ -328,6 +328,25 @@ class FoldedText:
             return self._seg_original[k]
         return self._seg_original[k] + offset if self._seg_linear[k] else None
 
+    def folded_at(self, position: int, after: bool = False) -> int:
+        """The folded offset of original `position`: inside a unit, the unit's folded start, or with `after`
+        its folded end; so every occurrence whose original span starts at or after `position` starts at or
+        after `folded_at(position)`, and every one that ends at or before it ends at or before
+        `folded_at(position, after=True)`."""
+        if position >= len(self.text):
+            return self._length
+        k = bisect.bisect_right(self._seg_original, position) - 1
+        if k < 0:
+            return 0
+        offset = position - self._seg_original[k]
+        if self._seg_linear[k] or offset == 0:
+            return self._seg_folded[k] + offset
+        return (
+            self._seg_folded[k + 1]
+            if after and k + 1 < len(self._seg_folded)
+            else (self._length if after else self._seg_folded[k])
+        )
+
     def find(self, term: str, whole_word: bool = True) -> list[tuple[int, int]]:
         """Every occurrence of `term` (folded here) as (start, end) in the original text, in order.
 

@@ -24,6 +24,11 @@ _RUN = re.compile(r"[^\W_]+")
 FEW_CANDIDATES = 256
 """A term asked again whose first run occurs at more places than this is searched for once in the whole
 haystack (`HaystackView._fresh_hit`); below it, its places are checked each time."""
+WINDOW_SEARCHES = 64
+"""First asks answered by a search of the item's window alone, before the index of the haystack's runs is
+built (`HaystackView._fresh_hit`): the index costs a pass over the whole haystack (about 2 s for RULER's
+128K-token essays), which only a compile of many items earns back, and a few items (`inspect`'s sample, a
+small selection) are done before then. The answers are the same either way."""
 
 
 @dataclass
@@ -39,6 +44,7 @@ class HaystackView:
     _words: dict[str, list[int]] | None = None  # folded alphanumeric run -> its start offsets (built on demand)
     _spans: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # see `_fresh_hit`
     _folded: Any = None  # the haystack's FoldedText, looked up once per view
+    _window_searches: int = 0  # first asks answered by a search of their window (see `WINDOW_SEARCHES`)
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (haystacks/ranking.py)
     chunks: dict[Any, Any] = field(default_factory=dict)  # ChunkTable by chunk size (placement/layouts/chunks.py)
@@ -64,6 +70,9 @@ class HaystackView:
             first = _RUN.match(needle)
             if first is None or first.start() or is_unspaced(needle[0]) or not is_word_char(needle[0]):
                 return self._window_hit(self.occurrences(term), term, start, end)
+            if self._words is None and not again and self._window_searches < WINDOW_SEARCHES:
+                self._window_searches += 1
+                return self._window_search(needle, first.group(), start, end)
             if self._words is None:
                 words: dict[str, list[int]] = {}
                 for match in _RUN.finditer(self.folded().folded):
@@ -80,6 +89,23 @@ class HaystackView:
         # from `start` on has the smallest end of those: the term lies within [start, end) iff that one does
         i = bisect.bisect_left(spans[0], start)
         return i < len(spans[0]) and spans[1][i] <= end
+
+    def _window_search(self, needle: str, head: str, start: int, end: int) -> bool:
+        """What a first ask through the run index answers (a place of the folded `needle` where a run equal to
+        its first run, `head`, starts, whole there, within [start, end) of the original text), found by
+        searching the window's stretch of the folded text instead."""
+        text = self.folded()
+        folded = text.folded
+        hi = text.folded_at(end, after=True)
+        at = folded.find(needle, text.folded_at(start), hi)
+        while at >= 0:
+            run = _RUN.match(folded, at)
+            starts_run = at == 0 or _RUN.match(folded, at - 1, at) is None  # as `_RUN.finditer` finds runs
+            is_candidate = starts_run and run is not None and run.group() == head  # a place the run index lists
+            if is_candidate and any(start <= a and b <= end for a, b in self._places(needle, [at])):
+                return True
+            at = folded.find(needle, at + 1, hi)
+        return False
 
     def _places(self, needle: str, candidates: list[int]) -> Iterator[tuple[int, int]]:
         """The spans in the original text of the candidates (run starts in the folded text) where the folded

@@ -279,7 +279,8 @@ class EmbeddingDistractors:
             for start, end in sentence_spans(doc.text):
                 folded = _fold(doc.text[start:end])
                 for candidate, pattern, info in patterns:
-                    if pattern.search(folded):
+                    # the pattern is the candidate's text with lookarounds: only a sentence holding the text can match
+                    if candidate in folded and pattern.search(folded):
                         detail = {"candidate": candidate, **info}
                         removals.append(Removal(doc.id, start, end, "distractor", detail))
                         break

@@ -78,9 +78,12 @@ class LiteralTerms:
     def run(self, params: LiteralTermsFilter, documents: Sequence[Document], ctx: FilterContext) -> FilterResult:
         flags = 0 if params.case_sensitive else re.IGNORECASE
         terms = self._terms(params, ctx)
+        # each term's folded text with its pattern: a sentence that lacks the text as a substring cannot match
+        # the pattern (the text, escaped, with lookarounds for whole words), so the search runs only where it is
+        folded_terms = [normalize(term, params.case_sensitive) for _, term in terms]
         patterns = [
-            (group, term, term_pattern(normalize(term, params.case_sensitive), params.whole_words))
-            for group, term in terms
+            (group, term, text, term_pattern(text, params.whole_words))
+            for (group, term), text in zip(terms, folded_terms, strict=True)
         ]
         regexes = [(r, re.compile(r, flags)) for r in params.regexes]
         removals = []
@@ -88,7 +91,11 @@ class LiteralTerms:
             for start, end in sentence_spans(doc.text):
                 sentence = doc.text[start:end]
                 folded = normalize(sentence, params.case_sensitive)
-                hits = [{"term": term, "group": group} for group, term, p in patterns if p.search(folded)]
+                hits = [
+                    {"term": term, "group": group}
+                    for group, term, text, p in patterns
+                    if text in folded and p.search(folded)
+                ]
                 hits += [{"regex": source} for source, p in regexes if p.search(sentence)]
                 if hits:
                     rule = "term" if "term" in hits[0] else "regex"
