@@ -215,7 +215,14 @@ class LatentHopKind(NeedleKindBase):
         sensitive = [n for n in self.pool if n in exact]
         insensitive = [n for n in self.pool if n not in exact and n.casefold() in folded]
         whole = set(sensitive + insensitive)
-        inside = [n for n in self.pool if n not in whole and _inside_a_word(n.casefold(), folded)]
+        # a name left is no word itself (folded), so it is inside one where it occurs in the words joined by a
+        # NUL that no name holds: one substring search per name instead of one per name and word
+        joined = "\x00".join(sorted(folded))
+        inside = [
+            n
+            for n in self.pool
+            if n not in whole and (_inside_a_word(n.casefold(), folded) if "\x00" in n else n.casefold() in joined)
+        ]
         self.excluded = tuple(sensitive + insensitive + inside)
         self.pool = tuple(n for n in self.pool if n not in set(self.excluded))
         return {
