@@ -113,13 +113,13 @@ def test_scoring_whole_word_rule_is_unchanged() -> None:
 
 
 def test_a_first_ask_searched_in_its_window_answers_as_the_run_index_does() -> None:
-    """Before the run index of the haystack is built (`WINDOW_SEARCHES` first asks), a first ask searches the
+    """Before the run index of the haystack is built (while `WINDOW_BUDGET` lasts), a first ask searches the
     window's stretch of the folded text. Over terms and windows of a text where folding changes lengths
     (ß, the ﬁ ligature, a combining accent, a dotted capital I), where words join by underscores and digits,
     and where a term's first run is part of a longer run, both ways give every window the same answer."""
     import random
 
-    from needlec.placement.view import WINDOW_SEARCHES
+    from needlec.placement.view import WINDOW_BUDGET
 
     parts = [
         "Die Straße", "STRASSE", "ﬁeld", "field", "café", "cafe\u0301", "İstanbul", "istanbul", "snake_case", "case",
@@ -131,14 +131,14 @@ def test_a_first_ask_searched_in_its_window_answers_as_the_run_index_does() -> N
              "new york", "York", "mill", "stone", "Mill-stone", "the mill", "cafe"]  # fmt: skip
     windows = [(0, len(text))] + [tuple(sorted(rng.sample(range(len(text) + 1), 2))) for _ in range(300)]
     searched, indexed = _view(text), _view(text)
-    indexed._window_searches = WINDOW_SEARCHES  # every first ask goes to the run index at once
+    indexed._searched = WINDOW_BUDGET * len(text)  # the budget spent: every first ask goes to the run index
     answers = []
     for term in terms:
         for start, end in windows:
             for view in (searched, indexed):  # forgotten asks keep each one a first ask, for both ways
                 view._spans.clear()
                 view._asked.clear()
-            searched._window_searches = 0
+            searched._searched = 0
             found = searched.leaks((term,), start, end)
             assert found == indexed.leaks((term,), start, end), (term, start, end)
             answers.append(bool(found))

@@ -24,11 +24,14 @@ _RUN = re.compile(r"[^\W_]+")
 FEW_CANDIDATES = 256
 """A term asked again whose first run occurs at more places than this is searched for once in the whole
 haystack (`HaystackView._fresh_hit`); below it, its places are checked each time."""
-WINDOW_SEARCHES = 64
-"""First asks answered by a search of the item's window alone, before the index of the haystack's runs is
-built (`HaystackView._fresh_hit`): the index costs a pass over the whole haystack (about 2 s for RULER's
-128K-token essays), which only a compile of many items earns back, and a few items (`inspect`'s sample, a
-small selection) are done before then. The answers are the same either way."""
+WINDOW_BUDGET = 2
+"""How much of the folded haystack first asks may search, in windows, before the index of its runs is built
+(`HaystackView._fresh_hit`), in lengths of the haystack: the index costs a pass over the whole haystack that
+builds a list per word (about 2 s for RULER's 128K-token essays), which only many asks earn back, while a
+search of a window is one `str.find` over it. A few items (`inspect`'s sample, a small selection, short
+lengths) are done before the budget is spent; after it, every ask goes through the index, and a compile of
+many items pays at most twice a plain search of the haystack more than it did. The answers are the same
+either way."""
 
 
 @dataclass
@@ -44,7 +47,7 @@ class HaystackView:
     _words: dict[str, list[int]] | None = None  # folded alphanumeric run -> its start offsets (built on demand)
     _spans: dict[str, tuple[list[int], list[int]]] = field(default_factory=dict)  # see `_fresh_hit`
     _folded: Any = None  # the haystack's FoldedText, looked up once per view
-    _window_searches: int = 0  # first asks answered by a search of their window (see `WINDOW_SEARCHES`)
+    _searched: int = 0  # characters of windows that first asks have searched (see `WINDOW_BUDGET`)
     passages: Any = None  # PassageTable of a `passages` haystack, built on first use
     rankers: dict[str, Any] = field(default_factory=dict)  # PassageRanker by rank settings (haystacks/ranking.py)
     chunks: dict[Any, Any] = field(default_factory=dict)  # ChunkTable by chunk size (placement/layouts/chunks.py)
@@ -70,8 +73,12 @@ class HaystackView:
             first = _RUN.match(needle)
             if first is None or first.start() or is_unspaced(needle[0]) or not is_word_char(needle[0]):
                 return self._window_hit(self.occurrences(term), term, start, end)
-            if self._words is None and not again and self._window_searches < WINDOW_SEARCHES:
-                self._window_searches += 1
+            if (
+                self._words is None
+                and not again
+                and self._searched + end - start <= WINDOW_BUDGET * len(self.index.text)
+            ):
+                self._searched += end - start
                 return self._window_search(needle, first.group(), start, end)
             if self._words is None:
                 words: dict[str, list[int]] = {}
