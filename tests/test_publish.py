@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import SPECS
 
 from needlec.errors import OutputError
 from needlec.publish.card import card_problems, schema_problems, split_front_matter
@@ -304,7 +305,6 @@ def test_release_card_keeps_the_compile_prose(small_niah: Path, release: Path) -
 
 def test_release_carries_the_filter_audit(tmp_path: Path) -> None:
     """The card links the filter audit, so a release must hold it and checksum it."""
-    from conftest import SPECS
 
     from needlec.compile.pipeline import CompileOptions, compile_spec
 
@@ -332,3 +332,30 @@ def test_release_carries_the_filter_audit(tmp_path: Path) -> None:
         assert (folder / relative).read_bytes() == (compiled / relative).read_bytes()
         assert relative in sums
     assert verify_dataset(folder).ok
+
+
+def test_publish_and_download_never_replace_another_dataset_without_force(
+    small_niah: Path, release: Path, tmp_path: Path
+) -> None:
+    """A release or download folder holding another dataset (another content hash) is refused, as a compile
+    into a folder of another spec is; the same dataset again replaces its copy, and --force replaces any."""
+    from needlec.compile.pipeline import CompileOptions, compile_spec
+
+    other = tmp_path / "other"
+    select = {"length": {"1000"}, "config": {"single"}, "tokenizer": {"cl100k_base"}}
+    compile_spec(SPECS / "niah.yaml", other, CompileOptions(select=select, progress=False))
+    before = {p.relative_to(other).as_posix(): p.read_bytes() for p in other.rglob("*") if p.is_file()}
+    theirs = _manifest(small_niah)["content_hash"][:12]
+    for args in (["publish", str(small_niah), "--to", str(other)], ["download", str(release), str(other)]):
+        refused = run(*args)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+        assert f"refusing to replace {other}: it holds another dataset of spec 'niah'" in refused.stderr
+        assert f"({theirs})" in refused.stderr and "Pass --force" in refused.stderr
+        assert {p.relative_to(other).as_posix(): p.read_bytes() for p in other.rglob("*") if p.is_file()} == before
+    again = tmp_path / "again"
+    assert run("publish", str(small_niah), "--to", str(again)).returncode == 0
+    assert run("publish", str(small_niah), "--to", str(again)).returncode == 0  # the same dataset: replaced
+    assert run("download", str(release), str(again)).returncode == 0
+    forced = run("download", str(release), str(other), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert _manifest(other)["content_hash"] == _manifest(small_niah)["content_hash"]

@@ -55,6 +55,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
         private=args.private,
         message=args.message or "",
         log=lambda m: print(m, file=sys.stderr),
+        force=args.force,
     )
     where = f"hf://{result.repo_id} (dataset repository)" if result.repo_id else str(result.folder)
     if result.dry_run:
@@ -81,13 +82,17 @@ def cmd_download(args: argparse.Namespace) -> int:
 
         if args.revision:
             raise NeedlecError("--revision applies to a repository, not to a catalogue name")
-        report = download_entry(args.source, args.dir, catalogue, token=os.environ.get("HF_TOKEN") or None)
+        report = download_entry(
+            args.source, args.dir, catalogue, token=os.environ.get("HF_TOKEN") or None, force=args.force
+        )
         print(
             f"downloaded {args.source} to {report.folder}: {len(report.checked)} files verified, content hash "
             f"{report.content_hash} (as the catalogue lists)"
         )
         return 0
-    report = download(args.source, args.dir, revision=args.revision, token=os.environ.get("HF_TOKEN") or None)
+    report = download(
+        args.source, args.dir, revision=args.revision, token=os.environ.get("HF_TOKEN") or None, force=args.force
+    )
     print(f"downloaded to {report.folder}: {len(report.checked)} files verified, content hash {report.content_hash}")
     return 0
 
@@ -159,6 +164,11 @@ def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         help="DIR is a release folder (`needlec release`): publish every dataset in it, to hf://ORG/NAME each "
         "with the catalogue in hf://ORG/catalogue (give --to hf://ORG), or to the folder --to PATH",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a release folder --to PATH that holds another dataset than this one (refused without it)",
+    )
     p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser(
@@ -204,6 +214,11 @@ def add_publish_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser
         metavar="DIR|hf://ORG",
         help="find SOURCE by name (NAME or NAME/CONFIG) in this catalogue: a release folder or a Hub organisation "
         "that published one (default: $NEEDLEC_CATALOGUE); NAME/CONFIG fetches that config's data files only",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a dataset in DIR that is another dataset than this one (refused without it)",
     )
     p.set_defaults(func=cmd_download)
 

@@ -396,7 +396,9 @@ def load_catalogue(source: str) -> tuple[dict[str, Any], Path | None, str | None
     return read_catalogue(folder), folder, None
 
 
-def download_entry(name: str, dest: str | Path, catalogue_source: str, token: str | None = None) -> Any:
+def download_entry(
+    name: str, dest: str | Path, catalogue_source: str, token: str | None = None, force: bool = False
+) -> Any:
     """Download the catalogue entry `NAME` or `NAME/CONFIG` into `dest` and verify it (only that config's
     data files for `NAME/CONFIG`); the folder lands only when complete and intact."""
     from needlec.publish.verify import download
@@ -423,7 +425,7 @@ def download_entry(name: str, dest: str | Path, catalogue_source: str, token: st
     if not isinstance(expected, str) or not expected:
         raise NeedlecError(f"{dataset}: the catalogue lists no content hash for it, so a copy cannot be checked")
     # checked before the copy lands: a dataset that is not the one the catalogue names never replaces `dest`
-    return download(source, dest, token=token, configs=configs, expected_hash=expected)
+    return download(source, dest, token=token, configs=configs, expected_hash=expected, force=force)
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from needlec.dataset.manifest import MANIFEST, read_manifest
 from needlec.errors import NeedlecError, OutputError, Problem
 from needlec.publish.card import release_card, schema_problems
 from needlec.publish.verify import held_configs, parse_remote, verify_dataset
-from needlec.util.atomic import atomic_directory
+from needlec.util.atomic import atomic_directory, check_same_dataset
 from needlec.util.sums import file_digest, write_sums
 
 TOKEN_ENV = "HF_TOKEN"
@@ -77,8 +77,9 @@ def _check_source(dataset: Path) -> dict[str, Any]:
     return manifest
 
 
-def write_release(dataset: str | Path, folder: str | Path) -> list[ReleaseFile]:
-    """Assemble the release of `dataset` in `folder` (replaced atomically); returns its files."""
+def write_release(dataset: str | Path, folder: str | Path, force: bool = False) -> list[ReleaseFile]:
+    """Assemble the release of `dataset` in `folder` (replaced atomically); returns its files. A folder that
+    holds another dataset is replaced only with `force`."""
     dataset, folder = Path(dataset), Path(folder)
     if dataset.resolve() == folder.resolve():
         raise NeedlecError("the release folder must differ from the dataset folder")
@@ -89,6 +90,7 @@ def write_release(dataset: str | Path, folder: str | Path) -> list[ReleaseFile]:
     # the filter audit the card links to travels with the release
     audit = sorted(p.relative_to(dataset).as_posix() for p in (dataset / "audit").rglob("*") if p.is_file())
     with atomic_directory(folder, guard=(dataset,)) as tmp:
+        check_same_dataset(folder, str(manifest.get("content_hash", "")), force, f"{dataset}")
         for relative in [*data_files, *audit]:
             (tmp / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(dataset / relative, tmp / relative)
@@ -133,8 +135,10 @@ def publish(
     private: bool = False,
     message: str = "",
     log: Callable[[str], None] = lambda m: None,
+    force: bool = False,
 ) -> PublishResult:
-    """Build the release of `dataset` for `to` (a folder or hf://ORG/NAME); upload unless `dry_run`.
+    """Build the release of `dataset` for `to` (a folder or hf://ORG/NAME); upload unless `dry_run`. A folder
+    that holds another dataset is replaced only with `force`.
 
     The Hub token comes only from the HF_TOKEN environment variable and is never written anywhere.
     """
@@ -142,7 +146,7 @@ def publish(
     repo_id, folder = parse_target(to)
     if repo_id is None and not dry_run:
         assert folder is not None
-        files = write_release(dataset, folder)
+        files = write_release(dataset, folder, force)
         return PublishResult(to, None, folder.resolve(), files, dry_run=False)
     token = os.environ.get(TOKEN_ENV, "")
     if repo_id is not None and not dry_run and not token:

@@ -19,7 +19,7 @@ from typing import Any
 from needlec.dataset.manifest import MANIFEST, ManifestUnreadable, content_hash, read_manifest
 from needlec.errors import NeedlecError, OutputError
 from needlec.publish.card import SUMS, partial_card
-from needlec.util.atomic import PARTIAL_RECORD, atomic_directory
+from needlec.util.atomic import PARTIAL_RECORD, atomic_directory, check_same_dataset
 from needlec.util.sums import every_file, file_digest
 
 HUB_URL = re.compile(r"^https?://huggingface\.co/datasets/([\w.-]+/[\w.-]+?)(?:/tree/([^/]+))?/?$")
@@ -211,12 +211,14 @@ def download(
     token: str | None = None,
     configs: set[str] | None = None,
     expected_hash: str | None = None,
+    force: bool = False,
 ) -> VerifyReport:
     """Fetch a published dataset (Hub repo or local folder) into `dest`, then verify it.
 
     With `configs`, only those configs' data files come (with the manifest, card and checksums), and each
     must be one the dataset has. With `expected_hash` (a catalogue's content hash), the copy must have it.
-    The copy lands in `dest` only when it is complete and passes every check; `dest` is replaced atomically.
+    The copy lands in `dest` only when it is complete and passes every check; `dest` is replaced atomically,
+    and where it holds another dataset (another content hash), only with `force`.
     """
     dest = Path(dest)
     remote = parse_remote(source)
@@ -250,6 +252,7 @@ def download(
                 f"{source}: the downloaded dataset's content hash {report.content_hash} is not the expected "
                 f"{expected_hash}; nothing was kept"
             )
+        check_same_dataset(dest, report.content_hash, force, f"the dataset of {source}")
     report.folder = dest.resolve()
     return report
 

@@ -203,6 +203,29 @@ def check_target(
     return resolved
 
 
+def check_same_dataset(target: Path, content_hash: str, force: bool, what: str = "this one") -> None:
+    """Refuse (OutputError) to replace a dataset folder that holds another dataset (a manifest with another
+    content hash) unless `force`: a publish or download of the same dataset replaces its earlier copy, a
+    different one is refused as a compile into a folder of another spec is."""
+    path = Path(target) / "manifest.json"
+    if force or not path.is_file():
+        return
+    try:
+        held = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return  # not a manifest of ours: `check_target` has judged the folder already
+    old = held.get("content_hash") if isinstance(held, dict) else None
+    if not isinstance(old, str) or old == content_hash:
+        return
+    spec = held.get("spec") if isinstance(held.get("spec"), dict) else {}
+    name = f" of spec {spec['name']!r}" if isinstance(spec.get("name"), str) else ""
+    raise OutputError(
+        f"refusing to replace {target}: it holds another dataset{name} (content hash {old[:12]}), not {what} "
+        f"({content_hash[:12]}). Pass --force (force=True from Python) to replace it, or choose another folder; "
+        "nothing was changed."
+    )
+
+
 def _some(names: list[str]) -> str:
     """The first five names, and how many more."""
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
