@@ -218,6 +218,15 @@ def test_verify_checks_a_release_folder_dataset_by_dataset(
     (copy / "SHA256SUMS").unlink()
     assert main(["verify", str(copy)]) != 0
     assert "SHA256SUMS: missing" in capsys.readouterr().err
+    # a file or a folder the catalogue does not list, beside the datasets
+    shutil.rmtree(copy)
+    shutil.copytree(out, copy)
+    (copy / "notes.txt").write_text("mine", encoding="utf-8")
+    shutil.copytree(out / "niah", copy / "niah-old")
+    assert main(["verify", str(copy)]) != 0
+    err = capsys.readouterr().err
+    assert "notes.txt: a file that is no part of the release" in err
+    assert "niah-old/: a folder catalogue.json does not list" in err
 
 
 def test_a_catalogue_that_lies_never_replaces_a_download(built: tuple[Path, list[str]], tmp_path: Path) -> None:

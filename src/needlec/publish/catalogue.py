@@ -253,7 +253,10 @@ def release(specs: Sequence[str | Path], out_dir: str | Path, options: ReleaseOp
     kept = {d["name"] for d in catalogue["datasets"]}
     stale = sorted(n for n in old if n not in kept and (out / n).is_dir())
     for name in stale:
-        options.log(f"note: {out / name} is not part of this release; it stays, outside catalogue.json")
+        options.log(
+            f"note: {out / name} is not part of this release; it stays, outside catalogue.json, and `needlec verify "
+            f"{out}` reports it until it is moved out"
+        )
     _write_catalogue(out, catalogue)
     listed = [CATALOGUE] + [
         f"{d['path']}/{f}" for d in catalogue["datasets"] for f in every_file(out / d["path"]) if f != SUMS
@@ -277,6 +280,18 @@ def verify_catalogue(folder: Path) -> tuple[list[str], list[tuple[str, Any]]]:
         problems.append(f"{SUMS}: missing, so changes to {CATALOGUE} go unnoticed")
     elif sums and sums.get(CATALOGUE) != file_digest(folder / CATALOGUE)[0]:
         problems.append(f"{CATALOGUE}: its sha256 does not match {SUMS}")
+    # what else the folder holds: the release is the catalogue, its checksums and the datasets it lists
+    listed = {Path(str(item.get("path", item.get("name")))).parts[0] for item in catalogue["datasets"]}
+    for entry in sorted(folder.iterdir()):
+        if entry.name in (CATALOGUE, SUMS) or entry.name.startswith(".") or entry.name in listed:
+            continue  # (hidden: needlec's own records and locks)
+        if entry.is_dir():
+            problems.append(
+                f"{entry.name}/: a folder {CATALOGUE} does not list (a dataset an earlier release left, or another "
+                "folder); move it out of the release, or release its spec again"
+            )
+        else:
+            problems.append(f"{entry.name}: a file that is no part of the release; move it out of the folder")
     reports: list[tuple[str, Any]] = []
     for item in catalogue["datasets"]:
         name = str(item.get("name"))
