@@ -385,7 +385,7 @@ def test_a_damaged_dataset_or_a_spec_in_its_place_is_a_clean_error(niah: Path, t
     item = json.loads(lines[0])
     del item["scoring"]
     for name, extra, words in (
-        ("object", '{"x": 1}\n', "not an item (it has no 'id', 'config'"),
+        ("object", '{"x": 1}\n', "not an item (it has no 'id', 'config', 'context_length'"),
         ("array", "[1, 2]\n", "not an item (a JSON list, not an object)"),
         ("unscored", json.dumps(item) + "\n", "not an item (it has no 'scoring')"),
     ):

@@ -61,6 +61,12 @@ def export(
         raise OutputError(f"--max-tokens must be a positive number of tokens; got {budget!r}")
     target = check_target(Path(out), _is_export, guard=(Path(dataset),), what="an earlier export")
     chosen = select_items(dataset, tokenizer, config)
+    bare = [str(item["id"]) for item in chosen if "messages" not in item]
+    if bare:  # what a runner sends is the item's messages
+        raise OutputError(
+            f"{len(bare)} item(s) of {dataset} have no `messages` to send (first: {bare[0]!r}); export reads a "
+            "compiled dataset, whose items all have them"
+        )
     with atomic_directory(target, _is_export, guard=(Path(dataset),), what="an earlier export") as tmp:
         files = RUNNERS[to](chosen, tmp, options)
         (tmp / EXPORT_RECORD).write_text(json.dumps({"needlec_export": to}) + "\n", encoding="utf-8")

@@ -81,14 +81,15 @@ def select_items(path: str | Path, tokenizer: str | None, config: str | Sequence
 ITEM_FIELDS: dict[str, type | tuple[type, ...]] = {
     "id": str,
     "config": str,
-    "tokenizer": str,
     "context_length": int,
     "depth_percent": (int, float),
-    "messages": list,
     "answers": list,
     "scoring": dict,
 }
-"""The fields scoring and the exports read from every item, with their JSON types."""
+"""The fields scoring reads from every item, with their JSON types."""
+
+OPTIONAL_FIELDS: dict[str, type | tuple[type, ...]] = {"tokenizer": str, "messages": list}
+"""Fields checked for their JSON type where an item has them (the exports need `messages`)."""
 
 
 def _item(record: Any, where: str, root: Path) -> dict[str, Any]:
@@ -99,7 +100,8 @@ def _item(record: Any, where: str, root: Path) -> dict[str, Any]:
     missing = [key for key in ITEM_FIELDS if key not in record]
     if missing:
         raise NeedlecError(f"{where}: not an item (it has no {', '.join(map(repr, missing))}){hint}")
-    wrong = [key for key, kind in ITEM_FIELDS.items() if not isinstance(record[key], kind) or record[key] is True]
+    typed = {**ITEM_FIELDS, **{key: kind for key, kind in OPTIONAL_FIELDS.items() if key in record}}
+    wrong = [key for key, kind in typed.items() if not isinstance(record[key], kind) or record[key] is True]
     if wrong:
         shown = ", ".join(f"{key!r} is {type(record[key]).__name__}" for key in wrong)
         raise NeedlecError(f"{where}: not an item ({shown}){hint}")
