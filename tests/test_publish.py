@@ -359,3 +359,20 @@ def test_publish_and_download_never_replace_another_dataset_without_force(
     forced = run("download", str(release), str(other), "--force")
     assert forced.returncode == 0, forced.stderr
     assert _manifest(other)["content_hash"] == _manifest(small_niah)["content_hash"]
+
+
+def test_a_missing_folder_a_release_folder_and_lost_checksums_are_named(small_niah: Path, tmp_path: Path) -> None:
+    missing = run("verify", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and f"{tmp_path / 'nope'}: no such folder" in missing.stderr, missing.stderr
+    shelf = tmp_path / "shelf"  # what `needlec release` writes: a catalogue of datasets, no manifest of its own
+    shelf.mkdir()
+    (shelf / "catalogue.json").write_text('{"datasets": []}', encoding="utf-8")
+    for args in (["inspect", str(shelf)], ["publish", str(shelf), "--to", str(tmp_path / "out")]):
+        done = run(*args)
+        assert done.returncode == 2 and "a release folder of many datasets" in done.stderr, done.stderr
+        assert "--catalogue" in done.stderr
+    copy = tmp_path / "copy"
+    shutil.copytree(small_niah, copy)
+    (copy / "SHA256SUMS").unlink()
+    lost = run("verify", str(copy))
+    assert lost.returncode != 0 and "SHA256SUMS: missing, so README.md" in lost.stdout + lost.stderr

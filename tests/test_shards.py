@@ -235,3 +235,30 @@ def test_a_damaged_slice_is_refused_by_merge(tmp_path: Path, capsys: pytest.Capt
     err = capsys.readouterr().err
     assert f"shard {shard.stem} in {shard.parent} is damaged" in err and "Traceback" not in err
     assert not merged.exists()
+
+
+def test_a_slice_gets_a_folder_of_its_own_and_is_named_as_a_slice_where_a_dataset_goes(tmp_path: Path) -> None:
+    """Without -o, `--shard I/N` writes build/NAME-slice-I-of-N, not the dataset's build/NAME; a compile or merge
+    into a slice's folder is refused with the slice named and the merge to run, and nothing changes."""
+    spec = Path(__file__).resolve().parents[1] / "specs" / "niah.yaml"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "needlec.cli", *args]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+
+    select = ["--select", "length=1000", "--select", "config=single", "--select", "tokenizer=cl100k_base", "-q"]
+    for shard in ("1/2", "2/2"):
+        made = cli("compile", str(spec), "--shard", shard, *select)
+        assert made.returncode == 0, made.stderr
+    slice_dir, other = tmp_path / "build" / "niah-slice-1-of-2", tmp_path / "build" / "niah-slice-2-of-2"
+    assert (slice_dir / "slice.json").is_file() and not (tmp_path / "build" / "niah").exists()
+    before = sorted(p.relative_to(slice_dir) for p in slice_dir.rglob("*"))
+    for args in (
+        ["compile", str(spec), "-o", str(slice_dir), *select],
+        ["merge", "-o", str(slice_dir), str(slice_dir), str(other)],
+    ):
+        refused = cli(*args)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+        assert "it holds a slice of a sharded compile" in refused.stderr and "needlec merge" in refused.stderr
+    assert sorted(p.relative_to(slice_dir) for p in slice_dir.rglob("*")) == before

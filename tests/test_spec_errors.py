@@ -176,6 +176,12 @@ CASES = [
         ("unknown type 'file'", "Did you mean 'files'?"),
     ),
     Case(
+        "source-type-of-a-plugin-not-installed",  # nothing close: the hint says where such a type comes from
+        edit("    - type: builtin\n      books: [Ruth]", "    - type: tide_log\n      entries: 3"),
+        "- type: tide_log",
+        ("unknown type 'tide_log'", "A plugin's component is found once its package is installed"),
+    ),
+    Case(
         "files-source-matches-nothing",
         edit("    - type: builtin\n      books: [Ruth]", "    - type: files\n      paths: [haystacks/*.txt]"),
         "- type: files",

@@ -79,7 +79,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     )
     if options.jobs < 1:
         raise NeedlecError(f"--jobs must be at least 1; got {options.jobs}")
-    out = args.output or (None if args.dry_run else str(Path("build") / Path(args.spec).stem))
+    default = Path(args.spec).stem + (f"-slice-{options.shard[0]}-of-{options.shard[1]}" if options.shard else "")
+    out = args.output or (None if args.dry_run else str(Path("build") / default))  # a slice is no dataset
     if not args.dry_run:
         share = f"slice {args.shard} (one shard in {options.shard[1]}) of " if options.shard else ""
         options.announce = lambda size: print(

@@ -134,7 +134,14 @@ def read_manifest(folder: str | Path, hint: str = "is this a needlec dataset fol
     """
     folder = Path(folder)
     path = folder / MANIFEST
+    if not folder.exists():
+        raise OutputError(f"{folder}: no such folder")
     if not path.is_file():
+        if (folder / "catalogue.json").is_file():  # a release folder of many datasets (`needlec release`)
+            raise OutputError(
+                f"{folder}: a release folder of many datasets (it has a catalogue.json), not one dataset; name one "
+                f"of its datasets ({folder}/NAME), or for `publish` pass --catalogue"
+            )
         raise OutputError(f"{folder}: no {MANIFEST}; {hint}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

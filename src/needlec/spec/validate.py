@@ -221,6 +221,8 @@ def problems_from(error: ValidationError, doc: Document, schema: dict[str, Any],
             tag_key = str(ctx.get("discriminator", "type")).strip("'")
             msg = f"unknown {tag_key} {ctx.get('tag')!r}; expected one of: {', '.join(expected)}"
             hint = did_you_mean(str(ctx.get("tag")), expected).lstrip("; ").capitalize()
+            if not hint:  # nothing close: perhaps a plugin's component, not installed (or turned off)
+                hint = "A plugin's component is found once its package is installed (and NEEDLEC_PLUGINS is not 0)."
             tag_path = (*path, tag_key)
             if root + tag_path in doc.values:
                 path = tag_path

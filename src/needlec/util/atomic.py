@@ -180,6 +180,11 @@ def check_target(
             "nothing was changed"
         )
     if resolved.is_dir() and any(resolved.iterdir()) and not owned(resolved):
+        if (resolved / "slice.json").is_file() and "slice" not in what:  # `compile --shard`'s (compile/shards.py)
+            raise OutputError(
+                f"refusing to replace {target}: it holds a slice of a sharded compile (`compile --shard I/N`), not "
+                f"{what}; join the slices with `needlec merge -o DIR SLICE...`, or write elsewhere"
+            )
         raise OutputError(
             f"refusing to replace {target}: it is not empty and not {what}. "
             "Only a missing folder, an empty folder or one this tool wrote is replaced; "
