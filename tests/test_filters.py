@@ -247,7 +247,10 @@ def test_filter_command_prints_removals_and_writes_the_audit(tmp_path: Path) -> 
     args = [needlec, "filter", str(spec), "--cache-dir", str(tmp_path / "cache"), "-q"]
     result = subprocess.run([*args, "--audit", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert "literal_terms on files:hay.txt: removed 1 sentence(s), 25 characters (ran now" in result.stdout
+    assert (
+        "literal_terms on files:hay.txt: removed 1 sentence(s) in 1 cut(s) (neighbouring sentences go in one), "
+        "25 characters (ran now" in result.stdout
+    )
     assert "term 'yellow tram'" in result.stdout and "'The yellow tram is here.'" in result.stdout
     assert (tmp_path / "out" / "audit" / "filters.jsonl").is_file()
     assert (tmp_path / "out" / "audit" / "summary.md").is_file()
@@ -268,4 +271,7 @@ def test_filter_command_prints_removals_and_writes_the_audit(tmp_path: Path) -> 
         timeout=120,
     )
     assert shown.returncode == 0, shown.stderr
-    assert "redacted 1 sentence(s), 24 characters (each replaced by its redaction)" in shown.stdout  # the sentence
+    assert (
+        "redacted 1 sentence(s) in 1 cut(s) (neighbouring sentences go in one), "
+        "24 characters (each replaced by its redaction)" in shown.stdout
+    )  # the sentence

@@ -66,7 +66,8 @@ def render_report(report: FilterReport, show: int) -> str:
         redacted = any(edit.replacement for _, edit, _, _ in run.edits)  # `action: redact`: replaced, not cut
         what = "redacted" if redacted else "removed"
         lines.append(
-            f"{run.name} on {run.source}: {what} {counts['sentences']} sentence(s), "
+            f"{run.name} on {run.source}: {what} {counts['sentences']} sentence(s) in {len(run.edits)} cut(s) "
+            "(neighbouring sentences go in one), "
             f"{counts['characters_removed']} characters{' (each replaced by its redaction)' if redacted else ''} "
             f"({origin}; {extra})"
         )
@@ -75,7 +76,7 @@ def render_report(report: FilterReport, show: int) -> str:
             lines.append(f"  {doc} {edit.start}-{edit.end}  {why}")
             lines.append(f"      {_excerpt(removed)!r}")
         if len(run.edits) > show:
-            lines.append(f"  ... and {len(run.edits) - show} more (see --audit)")
+            lines.append(f"  ... and {len(run.edits) - show} more cut(s) (see --audit)")
         for kind, values in run.result.exclusions.items():
             lines.append(f"  excluded {kind}: {', '.join(values) or '(none)'}")
     a = stage.activity
