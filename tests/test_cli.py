@@ -210,3 +210,10 @@ def test_overlap_measures_a_spec_that_breaks_its_budget(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     row = next(line.split() for line in shown.stdout.splitlines() if line.startswith("single "))
     assert float(row[2]) > 0.1  # rouge1/needle, the column after `items`
+
+
+def test_inspect_middle_shows_the_middle_length_at_the_middle_depth() -> None:
+    # niah's `single`: eight lengths 1K, 2K, ... 128K (the fifth is 16,000) and depths 0, 10, ... 100
+    shown = run("inspect", str(SPECS / "niah.yaml"), "--middle")
+    assert shown.returncode == 0, shown.stderr
+    assert "id        niah/single/cl100k_base/16000/50/" in shown.stdout, shown.stdout[-2000:]

@@ -263,7 +263,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         print(summarize_plan(plan))
         config = plan.configs[0]
         keys = list(itertools.islice(plan.keys(config, haystack_ids(config.spec)), INSPECT_KEYS))
-        key = sorted(keys, key=lambda k: (k.length, k.depth))[len(keys) // 2 if args.middle else 0]
+        key = min(keys, key=lambda k: (k.length, k.depth))
+        if args.middle:  # the middle length, and of its items the middle depth
+            lengths = sorted({k.length for k in keys})
+            at_length = [k for k in keys if k.length == lengths[len(lengths) // 2]]
+            depths = sorted({k.depth for k in at_length})
+            key = next(k for k in at_length if k.depth == depths[len(depths) // 2])
         if args.sample_seed is not None:
             key = random.Random(args.sample_seed).choice(keys)
         sample = build_one(plan, config, key)
