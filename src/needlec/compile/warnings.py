@@ -94,7 +94,7 @@ def unstated_answers(configs: Iterable[Any]) -> list[str]:
         kind = needle_kind(needle)
         missing: dict[int, str] = {}
         for seed in range(UNSTATED_DRAWS):
-            draw = kind.draw("main", random.Random(seed))
+            draw = kind.draw(kind.cases()[0], random.Random(seed))
             said = "\n".join(draw.needles).casefold()
             for i, fact in enumerate(draw.answers):
                 if i not in missing and not any(alias and alias.casefold() in said for alias in fact):

@@ -101,7 +101,7 @@ def _item(record: Any, where: str, root: Path) -> dict[str, Any]:
     if missing:
         raise NeedlecError(f"{where}: not an item (it has no {', '.join(map(repr, missing))}){hint}")
     typed = {**ITEM_FIELDS, **{key: kind for key, kind in OPTIONAL_FIELDS.items() if key in record}}
-    wrong = [key for key, kind in typed.items() if not isinstance(record[key], kind) or record[key] is True]
+    wrong = [key for key, kind in typed.items() if not isinstance(record[key], kind) or isinstance(record[key], bool)]
     if wrong:
         shown = ", ".join(f"{key!r} is {type(record[key]).__name__}" for key in wrong)
         raise NeedlecError(f"{where}: not an item ({shown}){hint}")
