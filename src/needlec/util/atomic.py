@@ -169,7 +169,7 @@ def check_target(
     if resolved in protected:
         raise OutputError(
             f"refusing to write to {target}: it is {protected[resolved]}, and writing replaces the whole folder. "
-            "Name a new or empty folder, e.g. -o build/NAME."
+            "Name a new or empty folder instead, e.g. build/NAME."
         )
     if resolved.exists() and not resolved.is_dir():
         raise OutputError(f"refusing to write to {target}: it is an existing file, not a folder; nothing was changed")
