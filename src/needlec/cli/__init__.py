@@ -314,7 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         metavar="DIR",
-        help="output folder (default: build/<spec file name without extension>). It is replaced atomically, "
+        help="output folder (default: build/<spec file name without extension>, and with --shard I/N "
+        "build/<name>-slice-I-of-N). It is replaced atomically, "
         "and only if it is missing, empty or a needlec dataset; any other folder, a file, '.', '/', '~' and "
         "the folders that hold the spec or the current folder are refused",
     )

@@ -341,11 +341,9 @@ class FoldedText:
         offset = position - self._seg_original[k]
         if self._seg_linear[k] or offset == 0:
             return self._seg_folded[k] + offset
-        return (
-            self._seg_folded[k + 1]
-            if after and k + 1 < len(self._seg_folded)
-            else (self._length if after else self._seg_folded[k])
-        )
+        if not after:
+            return self._seg_folded[k]
+        return self._seg_folded[k + 1] if k + 1 < len(self._seg_folded) else self._length
 
     def find(self, term: str, whole_word: bool = True) -> list[tuple[int, int]]:
         """Every occurrence of `term` (folded here) as (start, end) in the original text, in order.
