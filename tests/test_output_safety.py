@@ -175,6 +175,26 @@ def test_a_failed_write_keeps_the_old_dataset(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(f".ds{PARTIAL}*"))
 
 
+def test_a_failed_write_takes_back_only_the_empty_folders_it_made(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(RuntimeError), atomic_directory(tmp_path / "runs" / "2026" / "dec" / "ds") as tmp:
+        (tmp / "half.txt").write_text("x", encoding="utf-8")
+        raise RuntimeError("boom")
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["notes.txt"]  # the user's folder stays
+
+    # a folder it made that holds something by then (a compile's kept shards) stays, with those above it
+    with pytest.raises(RuntimeError), atomic_directory(tmp_path / "runs" / "2027" / "ds"):
+        (tmp_path / "runs" / "2027" / ".ds.shards").mkdir()
+        raise RuntimeError("boom")
+    assert [p.name for p in (tmp_path / "runs" / "2027").iterdir()] == [".ds.shards"]
+
+    # a write that succeeds keeps every folder it made
+    with atomic_directory(tmp_path / "runs" / "2028" / "ds") as tmp:
+        (tmp / "a.txt").write_text("x", encoding="utf-8")
+    assert (tmp_path / "runs" / "2028" / "ds" / "a.txt").is_file()
+
+
 @pytest.mark.parametrize("relative", ["../evil.jsonl", "/tmp/evil.jsonl", "data/../../evil.jsonl", "a/../../b"])
 def test_written_paths_cannot_leave_the_output_folder(tmp_path: Path, relative: str) -> None:
     with pytest.raises(OutputError, match="outside the output folder"):

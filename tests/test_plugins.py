@@ -161,6 +161,43 @@ def test_entry_points_load_lazily_per_name(tmp_path: Path) -> None:
     ]
 
 
+def test_validate_names_entry_points_no_spec_can_reach(tmp_path: Path) -> None:
+    """A second installed distribution (metadata only, as an installer writes it) whose entry points take a
+    built-in's name and another plugin's: neither can ever load, and `validate` says so, naming it."""
+    site = tmp_path / "site"
+    info = site / "needlec_other_plugin-0.2.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: needlec-other-plugin\nVersion: 0.2.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[needlec.sources]\nfiles = needlec_other_plugin.files\ntide_log = needlec_other_plugin.tide\n",
+        encoding="utf-8",
+    )
+    script = "import sys\nfrom needlec.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    env_path = os.pathsep.join([PLUGIN_PATH, str(site)])  # the fixture plugin is found first
+    result = subprocess.run(
+        [sys.executable, "-c", script, "validate", str(write_spec(tmp_path))],
+        cwd=tmp_path,
+        env={**os.environ, "NEEDLEC_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": env_path},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr  # warnings only: the spec itself is fine
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    other = "the plugin distribution 'needlec-other-plugin' (entry point needlec.sources:"
+    shadowed = [w for w in warnings if f"{other}files = needlec_other_plugin.files) is never loaded" in w]
+    assert len(shadowed) == 1 and "needlec's own source" in shadowed[0], result.stderr
+    twice = [w for w in warnings if f"{other}tide_log = needlec_other_plugin.tide) is never loaded" in w]
+    assert len(twice) == 1 and "'needlec-fixture-plugin'" in twice[0], result.stderr
+    assert len(warnings) == 2, result.stderr  # the fixture plugin's own entry points reach their components
+    # with discovery off there is nothing to warn about
+    quiet = run([sys.executable, "-m", "needlec", "validate", str(write_spec(tmp_path, "files"))], tmp_path, False)
+    assert "warning" not in quiet.stderr
+
+
 def test_plugin_metric_is_registered_and_validates_in_scoring(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(

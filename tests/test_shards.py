@@ -195,6 +195,43 @@ def test_bad_shard_and_jobs_are_clean_errors(tmp_path: Path, capsys: pytest.Capt
     assert "is not a slice" in capsys.readouterr().err
 
 
+def test_a_slice_is_named_as_parsed_and_an_empty_one_is_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(tmp_path, "grid:\n  lengths: [1000]\n  depths: [0]\n")  # one item per tokenizer: 2 shards
+    first = tmp_path / "first"
+    assert main(["compile", str(spec), "--shard", " 01/03", "-o", str(first), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "wrote slice 1/3: 1 shard(s)" in out and "01/03" not in out and "empty" not in out
+    slices = [first]
+    for i in (2, 3):
+        slices.append(tmp_path / f"s{i}")
+        assert main(["compile", str(spec), "--shard", f"{i}/3", "-o", str(slices[-1]), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("is empty") == 1 and "slice 3/3 is empty: the compile has fewer than 3 shards" in out
+    whole, merged = tmp_path / "whole", tmp_path / "merged"
+    assert main(["compile", str(spec), "-o", str(whole), "-q"]) == 0
+    assert main(["merge", "-o", str(merged), *map(str, slices), "-q"]) == 0
+    assert tree_bytes(merged) == tree_bytes(whole)
+
+
+def test_merge_after_the_spec_changed_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = write_spec(tmp_path, "grid:\n  lengths: [1000]\n  depths: [0, 50]\n")
+    slices = [tmp_path / f"s{i}" for i in (1, 2)]
+    for i, folder in enumerate(slices, start=1):
+        assert main(["compile", str(spec), "--shard", f"{i}/2", "-o", str(folder), "-q"]) == 0
+    # a comment only: the items do not change, so the slices still merge
+    spec.write_text(spec.read_text(encoding="utf-8") + "# reviewed\n", encoding="utf-8")
+    assert main(["merge", "-o", str(tmp_path / "same"), *map(str, slices), "-q"]) == 0
+    # another depth: the slices lack its shards, and the message names the edit as the cause
+    spec.write_text(spec.read_text(encoding="utf-8").replace("[0, 50]", "[0, 40]"), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["merge", "-o", str(tmp_path / "merged"), *map(str, slices), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec} has changed since the slices were compiled from it" in err and "Traceback" not in err
+    assert not (tmp_path / "merged").exists()
+
+
 def test_a_damaged_shard_is_built_again_and_never_copied(tmp_path: Path) -> None:
     """A shard whose lines file was edited or cut short after it was written (a stray edit, a full disk, a half
     copy) does not match the size and sha256 its summary records: a rerun builds it again instead of copying

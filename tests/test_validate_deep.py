@@ -72,6 +72,35 @@ def test_deep_accepts_a_pool_the_haystack_leaves_large_enough(tmp_path: Path) ->
     assert "sources read and checked" in result.stdout
 
 
+def test_deep_warns_of_a_haystack_repeated_to_reach_a_length(tmp_path: Path) -> None:
+    """What the compile of the whole grid would warn about its haystacks, `validate --deep` says first."""
+    (tmp_path / "story.txt").write_text(STORY * 20, encoding="utf-8")  # about 700 tokens
+    (tmp_path / "short.yaml").write_text(
+        f"extends: {SPECS / 'niah.yaml'}\nvariants: null\ntokenizers: [cl100k_base]\n"
+        "haystack:\n  sources: [{type: files, paths: [story.txt]}]\n  builder: {type: concat}\n"
+        "grid:\n  lengths: [500, 2000, 4000]\n  depths: [50]\n  repeats: 1\n",
+        encoding="utf-8",
+    )
+    assert "repeated" not in _validate(tmp_path, "short.yaml").stderr  # the shallow check reads no source
+    result = _validate(tmp_path, "--deep", "short.yaml")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: short.yaml: ")]
+    assert len(warnings) == 1, result.stderr
+    assert "is repeated up to" in warnings[0] and "2 length(s) (2,000, 4,000 tokens)" in warnings[0], warnings
+    # the compile prints the same line
+    compiled = subprocess.run(
+        [sys.executable, "-m", "needlec.cli", "compile", "short.yaml", "-o", "out", "-q"],
+        cwd=tmp_path,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert compiled.returncode == 0, compiled.stderr
+    assert warnings[0].removeprefix("warning: short.yaml: ") in compiled.stderr, compiled.stderr
+
+
 BUILDER_SPEC = f"""\
 extends: {SPECS / "niah.yaml"}
 haystack:

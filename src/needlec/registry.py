@@ -339,6 +339,37 @@ class Registry(Generic[T]):
         who = self._origins.get(name)
         return f"the {singular(self.kind)} {name!r} of {who}" if who else f"needlec's {singular(self.kind)} {name!r}"
 
+    def clashes(self) -> list[str]:
+        """One line per installed entry point of this kind that a spec can never reach: one named like a
+        built-in (the built-in wins and the plugin is never imported) or like another plugin's (the first found
+        wins). Reads the installed distributions' metadata; imports no plugin."""
+        if not plugins_enabled():
+            return []
+        if self._provides:
+            builtins = set(self._provides)
+        else:
+            self._load_builtins()
+            builtins = {name for name in self._items if name not in self._origins}
+        what = singular(self.kind)
+        first: dict[str, EntryPoint] = {}
+        found: list[str] = []
+        for entry_point in _entry_points_of(self.group):
+            name = entry_point.name
+            who = _who(self.group, name, entry_point.value, _distribution(entry_point))
+            seen = first.setdefault(name, entry_point)
+            if seen is not entry_point:
+                if (seen.value, _distribution(seen)) != (entry_point.value, _distribution(entry_point)):
+                    found.append(
+                        f"{who} is never loaded: {_who(self.group, name, seen.value, _distribution(seen))} "
+                        f"provides a {what} named {name!r} too, and is the one used; rename one of them"
+                    )
+            elif name in builtins:
+                found.append(
+                    f"{who} is never loaded: {name!r} is the name of needlec's own {what}, which a spec naming it "
+                    "gets; rename the plugin's entry point"
+                )
+        return found
+
     def names(self) -> list[str]:
         """Every usable name, sorted (loads all entry points)."""
         self.load_all()
@@ -550,3 +581,8 @@ ALL: tuple[Registry[Any], ...] = (
     EXPORTERS,
     LANGUAGES,
 )
+
+
+def plugin_clashes() -> list[str]:
+    """`Registry.clashes` of every registry: installed plugin components that no spec can reach."""
+    return [line for registry in ALL for line in registry.clashes()]

@@ -57,7 +57,7 @@ INSPECT_KEYS = 100_000  # `inspect` picks its sample among at most this many ite
 def cmd_compile(args: argparse.Namespace) -> int:
     from needlec.compile.pipeline import CompileOptions, available_cores, compile_spec
     from needlec.compile.select import parse_select
-    from needlec.compile.shards import parse_shard
+    from needlec.compile.shards import BLOCK, parse_shard
     from needlec.compile.size import human_bytes
     from needlec.tokenizer import tokenizer_argument
 
@@ -79,10 +79,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
     )
     if options.jobs < 1:
         raise NeedlecError(f"--jobs must be at least 1; got {options.jobs}")
+    slice_name = f"{options.shard[0]}/{options.shard[1]}" if options.shard else ""  # as parsed: `01/03` is 1/3
     default = Path(args.spec).stem + (f"-slice-{options.shard[0]}-of-{options.shard[1]}" if options.shard else "")
     out = args.output or (None if args.dry_run else str(Path("build") / default))  # a slice is no dataset
     if not args.dry_run:
-        share = f"slice {args.shard} (one shard in {options.shard[1]}) of " if options.shard else ""
+        share = f"slice {slice_name} (one shard in {options.shard[1]}) of " if options.shard else ""
         options.announce = lambda size: print(
             f"compiling {share}{size.items:,} items ({size.tokens:,} context tokens, about "
             f"{human_bytes(size.bytes)}) into {out}",
@@ -106,12 +107,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
         )
         if options.shard is not None:  # slices are dealt by shard once the haystacks are read, which a dry run does not
             print(
-                f"(sized for the whole compile: slice {args.shard} builds one shard in {options.shard[1]} of it, "
+                f"(sized for the whole compile: slice {slice_name} builds one shard in {options.shard[1]} of it, "
                 f"about 1/{options.shard[1]})"
             )
         return 0
     if result.manifest is None:  # a slice
-        print(f"wrote slice {args.shard}: {result.shards} shard(s) to {result.out_dir}")
+        print(f"wrote slice {slice_name}: {result.shards} shard(s) to {result.out_dir}")
+        if not result.shards:
+            print(
+                f"note: slice {slice_name} is empty: the compile has fewer than {slice_name.partition('/')[0]} "
+                f"shards (a shard is up to {BLOCK} items of one cell). `needlec merge` takes it with the others"
+            )
         print(_final_line(result.items, result.tokens, _folder_bytes(result.out_dir), result, clock))
         return 0
     print(f"wrote {result.items} items ({result.tokens:,} context tokens) to {result.out_dir}")
@@ -183,15 +189,17 @@ def _final_line(items: int, tokens: int, size: int, result: object, clock: _Cloc
 def cmd_validate(args: argparse.Namespace) -> int:
     from needlec.compile.plan import load_plan
     from needlec.compile.warnings import unstated_answers
+    from needlec.registry import plugin_clashes
 
     failed = 0
     for spec in args.specs:
+        found: list[str] = []
         try:
             plan = load_plan(spec, Path(args.cache_dir) if args.cache_dir else None)
             if args.deep:
                 from needlec.compile.deep import deep_check
 
-                deep_check(plan, Path(args.cache_dir) if args.cache_dir else None)
+                found = deep_check(plan, Path(args.cache_dir) if args.cache_dir else None)
         except NeedlecError as exc:
             failed += 1
             print(clip(redact(exc.render())), file=sys.stderr)
@@ -199,8 +207,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         configs = ", ".join(c.name for c in plan.configs)
         deep = "; sources read and checked" if args.deep else ""
         print(f"{spec}: ok ({len(plan.configs)} config(s): {configs}){deep}")
-        for warning in unstated_answers(plan.configs):
+        for warning in [*found, *unstated_answers(plan.configs)]:
             print(f"warning: {spec}: {warning}", file=sys.stderr)
+    for clash in plugin_clashes():  # installed components that no spec reaches (once, not per spec)
+        print(f"warning: {clash}", file=sys.stderr)
     return 2 if failed else 0
 
 
@@ -437,14 +447,17 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         help="check specs without compiling",
         description="Validate each SPEC (schema, templates, sources that can be "
-        "checked without downloading) and print every problem with file:line:col.",
+        "checked without downloading) and print every problem with file:line:col. Warnings (an answer no needle "
+        "states; with --deep, a haystack repeated to reach a length) and installed plugin components that no spec "
+        "can reach (named like a built-in or like another plugin's) are printed too; they do not fail it.",
     )
     p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files to check")
     p.add_argument(
         "--deep",
         action="store_true",
         help="also read the haystack sources (and run their filters) to check what needs them: "
-        "builder feasibility and the name pool left after names found in the haystacks",
+        "builder feasibility, the name pool left after names found in the haystacks, and haystacks too short "
+        "for a length (tokenized for each tokenizer, as a compile's start does)",
     )
     p.add_argument("--cache-dir", metavar="DIR", help="download and filter cache for --deep (default: as compile)")
     p.set_defaults(func=cmd_validate)

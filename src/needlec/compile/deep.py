@@ -12,17 +12,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from needlec.compile.pipeline import Prepared, default_cache_dir
-from needlec.compile.plan import ConfigPlan, Plan, kind_problems
+from needlec.compile.plan import ConfigPlan, ItemKey, Plan, kind_problems
+from needlec.compile.warnings import repetition_warnings
 from needlec.errors import NeedlecError, Problem, SpecError
 from needlec.haystacks.builders import SnippetBuilder
 from needlec.kinds.base import needle_kind
+from needlec.placement.view import HaystackView
 from needlec.spec.loader import Document, KeyPath, dotted, merge_documents
 
 
-def deep_problems(plan: Plan, cache_dir: Path | None = None) -> list[Problem]:
+def deep_problems(plan: Plan, cache_dir: Path | None = None, prepared: Prepared | None = None) -> list[Problem]:
     """Every problem of every config that needs the sources: builder feasibility, the bound name pool."""
-    prepared = Prepared(plan, cache_dir or default_cache_dir())
-    prepared.filters.progress = False
+    if prepared is None:
+        prepared = Prepared(plan, cache_dir or default_cache_dir())
+        prepared.filters.progress = False
     found_in: dict[tuple[str, str, str], tuple[Problem, list[str]]] = {}
     for config in plan.configs:
         doc = _config_document(plan.doc, config)
@@ -50,11 +53,35 @@ def deep_problems(plan: Plan, cache_dir: Path | None = None) -> list[Problem]:
     return problems
 
 
-def deep_check(plan: Plan, cache_dir: Path | None = None) -> None:
-    """Raise a SpecError listing every problem `deep_problems` finds (nothing when there is none)."""
-    problems = deep_problems(plan, cache_dir)
+def deep_check(plan: Plan, cache_dir: Path | None = None) -> list[str]:
+    """Raise a SpecError listing every problem `deep_problems` finds; else the warnings a compile of the whole
+    grid would print about its haystacks (`deep_warnings`)."""
+    prepared = Prepared(plan, cache_dir or default_cache_dir())
+    prepared.filters.progress = False
+    problems = deep_problems(plan, cache_dir, prepared)
     if problems:
         raise SpecError(problems)
+    return deep_warnings(plan, prepared)
+
+
+def deep_warnings(plan: Plan, prepared: Prepared) -> list[str]:
+    """The haystack warnings of a compile of the whole grid: each haystack repeated to reach a length, per config
+    and tokenizer (`repetitions`). The haystacks are indexed for each tokenizer up to the longest length, as a
+    compile's start indexes them."""
+    work: list[tuple[ConfigPlan, ItemKey, HaystackView]] = []
+    for config in plan.configs:
+        spec = config.spec
+        if getattr(spec.haystack.builder, "rank", None) is not None:
+            continue  # ranked contexts are picked passages, never a repeated window
+        lengths = spec.grid.length_points()
+        for haystack in prepared.haystacks(spec):
+            for tokenizer in spec.tokenizers:
+                view = prepared.view(spec, haystack, tokenizer.label, max(lengths))
+                work += (
+                    (config, ItemKey(config.name, tokenizer.label, n, 0.0, "", haystack.id, 0, config.redraw), view)
+                    for n in lengths
+                )
+    return repetition_warnings(work)
 
 
 def _config_document(doc: Document, config: ConfigPlan) -> Document:

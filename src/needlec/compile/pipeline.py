@@ -596,7 +596,7 @@ def compile_spec(
         if options.slices:
             missing = [b for b in mine if store.find(b.name) is None]
             if missing:
-                raise NeedlecError(_missing_message(missing, len(blocks), options.slices))
+                raise NeedlecError(_missing_message(missing, len(blocks), options.slices, plan))
         else:
             store.open()
         summaries: dict[int, Summary] = {}
@@ -769,12 +769,23 @@ _DEPTH_HINT = (
 )
 
 
-def _missing_message(missing: list[Block], total: int, slices: tuple[Path, ...]) -> str:
-    """Which cells no slice has, and which `--shard I/N` would have built them."""
+def _missing_message(missing: list[Block], total: int, slices: tuple[Path, ...], plan: Plan) -> str:
+    """Which cells no slice has, and which `--shard I/N` would have built them; first, where the spec's bytes are
+    not those the slices were compiled from, that the spec changed (the usual cause)."""
     cells = sorted({b.cell for b in missing})
+    lacks = (
+        f"lack {len(missing)} of the compile's {total} shard(s), in {len(cells)} cell(s): "
+        f"{', '.join(cells[:10])}{', ...' if len(cells) > 10 else ''}"
+    )
+    recorded = read_slice(slices[0]).get("spec_sha256")
+    if recorded and recorded != plan.spec_sha256:
+        return (
+            f"{plan.path} has changed since the slices were compiled from it (its sha256 is not the one "
+            f"{slices[0] / SLICE_FILE} records), and for the spec as it is now the slices {lacks}. Merge with the "
+            "spec the slices were compiled from (--spec), or compile the slices again from this one."
+        )
     return (
-        f"the slices ({', '.join(str(s) for s in slices)}) lack {len(missing)} of the compile's {total} shard(s), "
-        f"in {len(cells)} cell(s): {', '.join(cells[:10])}{', ...' if len(cells) > 10 else ''}. "
+        f"the slices ({', '.join(str(s) for s in slices)}) {lacks}. "
         "Merge every slice of the same compile (same spec, selection and needlec), or build the missing ones."
     )
 

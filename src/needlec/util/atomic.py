@@ -320,7 +320,25 @@ def atomic_directory(
     replaced and `guard` lists inputs whose folders must never be replaced.
     """
     target = check_target(Path(target), owned, guard, what)
+    created: list[Path] = []  # the folders above the target that this call makes, the innermost first
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        created.append(folder)
+        folder = folder.parent
     target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        yield from _locked(target, owned, guard, what)
+    finally:
+        if not target.exists():  # nothing written: the folders made for it go too, where they are still empty
+            for folder in created:
+                try:
+                    folder.rmdir()
+                except OSError:  # not empty (e.g. a compile's kept shards): it stays, and so do those above
+                    break
+
+
+def _locked(target: Path, owned: Callable[[Path], bool], guard: Iterable[Path], what: str) -> Iterator[Path]:
+    """`atomic_directory` once the target's folder exists: the lock, the temporary folder and the swap."""
     lock = _lock(target)
     try:
         # checked again under the lock: another writer may have finished in between
