@@ -174,17 +174,15 @@ def test_validate_names_entry_points_no_spec_can_reach(tmp_path: Path) -> None:
         "[needlec.sources]\nfiles = needlec_other_plugin.files\ntide_log = needlec_other_plugin.tide\n",
         encoding="utf-8",
     )
-    script = "import sys\nfrom needlec.cli import main\nsys.exit(main(sys.argv[1:]))\n"
-    env_path = os.pathsep.join([PLUGIN_PATH, str(site)])  # the fixture plugin is found first
-    result = subprocess.run(
-        [sys.executable, "-c", script, "validate", str(write_spec(tmp_path))],
-        cwd=tmp_path,
-        env={**os.environ, "NEEDLEC_PLUGINS": "1", "HF_HUB_OFFLINE": "1", "PYTHONPATH": env_path},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-    )
+    spec = str(write_spec(tmp_path))
+
+    def validate(plugins: str) -> subprocess.CompletedProcess[str]:
+        path = os.pathsep.join([PLUGIN_PATH, str(site)])  # the fixture plugin is found first
+        env = {**os.environ, "NEEDLEC_PLUGINS": plugins, "HF_HUB_OFFLINE": "1", "PYTHONPATH": path}
+        args = [sys.executable, "-m", "needlec", "validate", spec]
+        return subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=600)
+
+    result = validate("1")
     assert result.returncode == 0, result.stderr  # warnings only: the spec itself is fine
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
     other = "the plugin distribution 'needlec-other-plugin' (entry point needlec.sources:"
@@ -193,9 +191,10 @@ def test_validate_names_entry_points_no_spec_can_reach(tmp_path: Path) -> None:
     twice = [w for w in warnings if f"{other}tide_log = needlec_other_plugin.tide) is never loaded" in w]
     assert len(twice) == 1 and "'needlec-fixture-plugin'" in twice[0], result.stderr
     assert len(warnings) == 2, result.stderr  # the fixture plugin's own entry points reach their components
-    # with discovery off there is nothing to warn about
-    quiet = run([sys.executable, "-m", "needlec", "validate", str(write_spec(tmp_path, "files"))], tmp_path, False)
-    assert "warning" not in quiet.stderr
+    # with discovery off, the same distributions installed give no warning (the spec's plugin types are unknown)
+    quiet = validate("0")
+    assert quiet.returncode == 2 and "unknown type 'tide_log'" in quiet.stderr, quiet.stderr
+    assert "warning" not in quiet.stderr, quiet.stderr
 
 
 def test_plugin_metric_is_registered_and_validates_in_scoring(tmp_path: Path) -> None:
