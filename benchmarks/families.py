@@ -1,20 +1,21 @@
 """Marginal CPU per item, per family and task, at several lengths, against Kamradt NIAH.
 
 Each row loads a shipped spec (one config of it), prepares its haystacks once, and then builds items
-in-process at each length with `build_item`, the way a compile's workers do. Only the items
-are timed (CPU seconds, `time.process_time`): haystack preparation, filters and indexing are fixed
-costs that a compile pays once per haystack, and so are the caches that fill over a compile's first
-items (`--warm` items are built untimed at each length first), so what remains is the marginal cost
-of one more item. The figure is the median over the items; the ratio column divides it by Kamradt
-NIAH's median at the same length with the same tokenizer, its items built in turn with the row's
-(one of each, then the next, which goes first alternating), so that the machine's speed, which can
-drift by half within minutes, moves both alike. The draw column is the row's needle draw alone at
-the longest length (the kind's `draw_at`, before any layout), against the same NIAH item: a floor
+in-process at each length with `build_item`, the way a compile's workers do. Only the items are timed
+(CPU seconds, `time.process_time`): haystack preparation, filters and indexing are fixed costs that a
+compile pays once per haystack, and so are the caches that fill over a compile's first items (`--warm`
+items are built untimed at each length first), and each view is prepared for as many items as a compile
+of the whole config builds over it (`Layout.prepare`: RAG-chunk counts its chunk table ahead), so what
+remains is the marginal cost of one more item. The figure is the median over the items; the ratio column
+divides it by Kamradt NIAH's median at the same length with the same tokenizer, its items built in turn
+with the row's (one of each, then the next, which goes first alternating), so that the machine's speed,
+which can drift by half within minutes, moves both alike. The draw column is the row's needle draw alone
+at the longest length (the kind's `draw_at`, before any layout), against the same NIAH item: a floor
 under the row's ratio that no layout removes (FWE draws RULER's whole Zipf stream of coded words for
-each item). The two compile columns time one more item at the longest length as a compile's worker
-takes it (`compile_item`: the build, the length and depth checks, the overlap figures against the
-budgets and the dataset line), against NIAH's the same way: what a user pays per item, where the
-build is what the layout engine costs (`--no-compile` leaves them out).
+each item). The two compile columns time one more item at the longest length as a compile's worker takes
+it (`compile_item`: the build, the length and depth checks, the overlap figures against the budgets and
+the dataset line), against NIAH's the same way: what a user pays per item, where the build is what the
+layout engine costs (`--no-compile` leaves them out).
 
     python benchmarks/families.py [--lengths 4096,32768,131072] [--items 5] [--warm 20] [--only ruler]
         [--hf PATH/tokenizer.json] [--no-compile]
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import get_args
 
 from needlec.compile.items import build_item, draw_item
-from needlec.compile.pipeline import Prepared, Work, compile_item, default_cache_dir, prepare_work
+from needlec.compile.pipeline import Prepared, Work, compile_item, default_cache_dir, prepare_layouts, prepare_work
 from needlec.compile.plan import load_plan
 from needlec.kinds.ruler.kind import TaskName
 
@@ -104,7 +105,10 @@ class Runner:
         self.config = self.plan.config(config_name) if config_name else self.plan.configs[0]
         self.prepared = Prepared(self.plan, cache)
         ids = [h.id for h in self.prepared.haystacks(self.config.spec)]
-        self.first = next(iter(self.plan.keys(self.config, ids)))
+        keys = list(self.plan.keys(self.config, ids))
+        self.first = keys[0]
+        # the items a compile of the config builds over the first key's view, which its layout is prepared for
+        self.served = sum((k.haystack, k.tokenizer) == (self.first.haystack, self.first.tokenizer) for k in keys)
         self.depths = self.config.depth_points()
         self.drawn = 0  # repeats used so far: every build is a fresh item
 
@@ -117,7 +121,11 @@ class Runner:
             for i in range(items)
         ]
         self.drawn += items
-        return prepare_work(self.prepared, [(self.config, keys)])
+        work = prepare_work(self.prepared, [(self.config, keys)])
+        # the view prepared as a compile of the whole config prepares it (`Layout.prepare`), not for these few keys
+        _, key, view, kind, _ = work[0]
+        prepare_layouts(self.config, kind, [(view, key, self.served)])
+        return work
 
     def builds(self, length: int, items: int, warm: int = 1) -> list[tuple[Callable[[], object], Callable[[], object]]]:
         """`items` item builds at `length`, ready to time, each with its needle draw alone (`warm` more are

@@ -269,3 +269,52 @@ def test_chunks_that_fit_are_those_the_whole_running_total_gives() -> None:
                 if used <= target:
                     expected = k
             assert _fit(table, candidates, layout, encoded, first, target) == expected, (trial, target)
+
+
+def test_counting_ahead_leaves_every_item_as_first_use_makes_it(tmp_path: Path) -> None:
+    """A compile of at least as many items as a chunk table has chunks counts the table ahead
+    (`ChunkTable.precount`, through `Layout.prepare`), a compile of fewer on first use: the items are the
+    same bytes either way, and what is counted ahead is each text's own encoding."""
+    from needlec.compile.items import build_item
+    from needlec.compile.pipeline import Prepared, prepare_layouts, prepare_work
+    from needlec.compile.plan import load_plan
+    from needlec.placement.layouts.chunks import chunk_table
+
+    spec = tmp_path / "rag.yaml"
+    spec.write_text(
+        f"extends: {ROOT / 'specs' / 'ruler.yaml'}\ngrid: {{lengths: [4096]}}\ntokenizers: [cl100k_base]\n",
+        encoding="utf-8",
+    )
+    plan = load_plan(spec, tmp_path / "cache")
+    config = plan.config("rag_chunk")
+    ids = [h.id for h in Prepared(plan, tmp_path / "cache").haystacks(config.spec)]
+    keys = list(plan.keys(config, ids))
+    few = keys[:: len(keys) // 6][:6]
+
+    def items(served: int | None) -> tuple[list[str], Any, Any]:
+        work = prepare_work(Prepared(plan, tmp_path / "cache"), [(config, few)])  # prepared for these 6 items
+        view, kind = work[0][2], work[0][3]
+        if served is not None:  # prepared again, as a compile of `served` items over the view prepares it
+            prepare_layouts(config, kind, [(view, few[0], served)])
+        built = [build_item(plan.spec.name, config, key, view, kind)[0].model_dump_json() for key in few]
+        return built, chunk_table(view, 512), view
+
+    first_use, lazy, _ = items(None)
+    ahead, counted, view = items(len(lazy.texts))
+    assert ahead == first_use
+    # counted ahead: every chunk with the joiner after it (the 6 items of the first compile showed only some)
+    assert counted._with_joiner is not None and min(counted._with_joiner) >= 0
+    assert lazy._with_joiner is not None and min(lazy._with_joiner) < 0
+    count = tiktoken.get_encoding("cl100k_base").encode_ordinary
+    for c in range(0, len(counted.texts), max(1, len(counted.texts) // 20)):
+        assert counted._with_joiner[c] == len(count(counted.texts[c] + "\n\n"))
+    # and each document with the line break after it, as a gold chunk's parts are counted
+    spans = view.passages.spans
+    docs = [view.index.text[slice(*spans[d])] for run in counted.docs[:: max(1, len(counted.docs) // 10)] for d in run]
+    assert docs
+    for doc in docs:
+        assert view.counter._memo[doc + "\n"] == len(count(doc + "\n"))
+        assert view.counter._memo[doc] == len(count(doc))
+    # one item fewer than the chunks: nothing counted ahead
+    _, short, _ = items(len(lazy.texts) - 1)
+    assert short._with_joiner is not None and min(short._with_joiner) < 0

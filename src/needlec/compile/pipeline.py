@@ -25,7 +25,7 @@ from typing import Any, BinaryIO
 
 from needlec.compile.checks import check_budgets, check_item, leak_problem
 from needlec.compile.existing import check_replace
-from needlec.compile.items import build_drawn, build_item
+from needlec.compile.items import build_drawn, build_item, draw_item
 from needlec.compile.overlap import OverlapStats, both, stemmed_precision
 from needlec.compile.plan import ConfigPlan, ItemKey, Plan, load_plan
 from needlec.compile.progress import Progress
@@ -65,6 +65,7 @@ from needlec.haystacks.index import Haystack, HaystackIndex, boundary_positions,
 from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceLoader, SourceText
 from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.placement.engine import Counter
+from needlec.placement.layouts import layout_for, prepare_layout
 from needlec.placement.view import HaystackView
 from needlec.registry import plugin_origin
 from needlec.spec.loader import dotted
@@ -905,12 +906,27 @@ def _config_work(prepared: Prepared, config: ConfigPlan, keys: list[ItemKey]) ->
     ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir, prepared.filters.progress)
     if ranked is not None:  # ranked before the workers fork, so they only look rankings up
         prepared.ranking_reports[config.name] = ranked
+    served: dict[tuple[str, str], list[ItemKey]] = {}
+    for key in keys:
+        served.setdefault((key.haystack, key.tokenizer), []).append(key)
+    prepare_layouts(config, kind, [(views[slot], slot_keys[0], len(slot_keys)) for slot, slot_keys in served.items()])
     # context overlap is measured on a sample: smallest length, first depth, first repeat
     sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
     return [
         (config, key, views[(key.haystack, key.tokenizer)], kind, (key.length, key.depth, key.repeat) == sample)
         for key in keys
     ]
+
+
+def prepare_layouts(config: ConfigPlan, kind: NeedleKind, views: list[tuple[HaystackView, ItemKey, int]]) -> None:
+    """Prepare the config's layout on each view for the items it will build there (`Layout.prepare`): given as
+    (view, one of its keys, how many items), the key drawn for the structure the layout reads. Run before a
+    compile's workers fork; items are pure functions of their keys, so no byte changes."""
+    if getattr(layout_for(config.spec), "prepare", None) is None:
+        return
+    for view, key, items in views:
+        with suppress(NeedlecError):  # a key that cannot be drawn is reported by the worker that builds it
+            prepare_layout(config.spec, view, draw_item(config, key, view, kind)[3].structure, items)
 
 
 def _manifest(

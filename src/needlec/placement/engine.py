@@ -611,6 +611,22 @@ class Counter:
             return self.encoded(left) + self.encoded(right)
         return self.encoded(left + right)
 
+    def remember(self, pieces: Sequence[str], counts: Sequence[int] | None = None) -> None:
+        """Put the counts of `pieces` in the memo `encoded` reads, counted here in one batch
+        (`Tokenizer.count_many`) unless `counts` gives them (this tokenizer's counts of the same texts).
+        A layout that knows which pieces its items will ask for (`Layout.prepare`) then pays for them once,
+        before a compile's workers fork, instead of in every worker on first use; `encoded` finds the
+        same counts either way. Nothing is kept where the memo would be emptied on the way."""
+        if counts is None:
+            fresh = [piece for piece in dict.fromkeys(pieces) if piece not in self._memo]
+            if len(self._memo) + len(fresh) > self.MEMO_LIMIT:
+                return
+            counts = self.tokenizer.count_many(fresh)
+            pieces = fresh
+        if len(self._memo) + len(pieces) > self.MEMO_LIMIT:
+            return
+        self._memo.update(zip(pieces, counts, strict=True))
+
     def encoded(self, piece: str) -> int:
         """Token count of a seam window's text (memoised)."""
         got = self._memo.get(piece)

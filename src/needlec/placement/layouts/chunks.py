@@ -114,6 +114,41 @@ class ChunkTable:
             got = [self.joined_tokens(c, encoded) for c in chunks]
         return got
 
+    def precount(self, view: HaystackView, tails: TailMeasure) -> None:
+        """Count ahead what items ask of this table on first use, for a compile of as many items as the table
+        has chunks or more (`DocumentsLayout.prepare`): each chunk with the joiner after it (`joined_tokens`),
+        and the parts `_gold_chunk` makes of a host chunk: each document with the line break after it, each
+        alone, and the check of each cut between two neighbours (`TailMeasure.apart`). Items then encode only
+        what is new to them (the gold document, its cuts, the prompt around the context); their counts are the
+        ones first use would find, so no byte changes."""
+        counter = view.counter
+        if self._with_joiner is None:
+            self._with_joiner = [-1] * len(self.texts)
+        missing = [c for c, got in enumerate(self._with_joiner) if got < 0]
+        counts = counter.tokenizer.count_many([self.texts[c] + DOCUMENT_JOINER for c in missing])
+        for c, got in zip(missing, counts, strict=True):
+            self._with_joiner[c] = got
+        if view.passages is None or all(len(run) == 1 for run in self.docs):
+            return  # every chunk one document: a gold chunk is the gold document alone
+        text, spans, index = view.index.text, view.passages.spans, view.index
+        alone = [d for run in self.docs for d in run]  # (each counted by the packing already)
+        counter.remember(
+            [text[spans[d][0] : spans[d][1]] for d in alone], [view.passages.count(d, index) for d in alone]
+        )
+        pieces: list[str] = []
+        cuts: list[tuple[str, str]] = []
+        for run in self.docs:
+            parts = [text[spans[d][0] : spans[d][1]] for d in run]
+            pieces += (part + CHUNK_DOC_JOINER for part in parts)
+            for left, right in itertools.pairwise(parts):
+                a = (left + CHUNK_DOC_JOINER)[-JOINT_CHARS:]
+                for b in dict.fromkeys((right[:JOINT_CHARS], (right + CHUNK_DOC_JOINER)[:JOINT_CHARS])):
+                    cuts.append((a, b))
+                    pieces += (a + b, a, b)
+        counter.remember(pieces)
+        for left, right in cuts:
+            tails.apart(left, right)
+
     def bm25(self) -> BM25:
         if self.retriever is None:
             self.retriever = BM25(self.texts)

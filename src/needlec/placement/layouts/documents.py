@@ -30,7 +30,7 @@ from needlec.errors import ContractError
 from needlec.haystacks.index import HaystackIndex
 from needlec.placement.engine import Counter, Insert, InsertColumns, Placement
 from needlec.placement.layouts import LAYOUTS, LayoutSettings, Placed, Request
-from needlec.placement.layouts.chunks import chunking_of, place_chunks
+from needlec.placement.layouts.chunks import chunk_table, chunking_of, place_chunks
 from needlec.placement.layouts.passages import PassageTable, pad_to, steps_first
 from needlec.placement.layouts.slots import (
     DOCUMENT_JOINER,
@@ -358,6 +358,19 @@ class DocumentsLayout:
 
     def place(self, view: HaystackView, request: Request) -> Placed:
         return steps_first(lambda: self._place(view, request), request.rng)
+
+    def prepare(self, view: HaystackView, structure: dict[str, Any] | None, builder: Any, items: int) -> None:
+        """RAG-chunk contexts: the view's chunk table built (once, in the parent of a compile's workers), and,
+        for `items` at least its number of chunks (a whole benchmark shows every chunk many times), counted
+        ahead (`ChunkTable.precount`); a compile of a few items counts on first use what its items show."""
+        chunking = chunking_of(structure)
+        if chunking is None:
+            return
+        if view.passages is None:
+            view.passages = PassageTable.of(view.index.text)
+        table = chunk_table(view, chunking.chunk_tokens)
+        if items >= len(table.texts):
+            table.precount(view, table.tail_measure(view, str(getattr(builder, "filler", " ."))))
 
     def _place(self, view: HaystackView, request: Request) -> Placed:
         if request.targets < len(request.needles) or not request.needles:
