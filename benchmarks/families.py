@@ -54,8 +54,8 @@ from needlec.kinds.ruler.kind import TaskName
 ROOT = Path(__file__).resolve().parents[1]
 WARM = 20
 """Items built at each length before the timed ones. Some per-haystack work fills lazily over the first items
-rather than in the first: RULER QA's name checks scan the haystack until its search table is built, and
-RAG-chunk counts each chunk the first time an item shows it. A compile pays these once."""
+rather than in the first: RULER QA's name checks scan the haystack until its search table is built, and the
+prompt's and seams' memos fill. A compile pays these once."""
 
 
 COMPILE_WARM = 3
