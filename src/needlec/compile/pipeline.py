@@ -65,7 +65,7 @@ from needlec.haystacks.index import Haystack, HaystackIndex, boundary_positions,
 from needlec.haystacks.sources import SOURCES, SourceContext, SourceDocument, SourceLoader, SourceText
 from needlec.kinds.base import NeedleKind, needle_kind
 from needlec.placement.engine import Counter
-from needlec.placement.layouts import layout_for, prepare_layout
+from needlec.placement.layouts import layout_for
 from needlec.placement.view import HaystackView
 from needlec.registry import plugin_origin
 from needlec.spec.loader import dotted
@@ -922,11 +922,12 @@ def prepare_layouts(config: ConfigPlan, kind: NeedleKind, views: list[tuple[Hays
     """Prepare the config's layout on each view for the items it will build there (`Layout.prepare`): given as
     (view, one of its keys, how many items), the key drawn for the structure the layout reads. Run before a
     compile's workers fork; items are pure functions of their keys, so no byte changes."""
-    if getattr(layout_for(config.spec), "prepare", None) is None:
+    prepare = getattr(layout_for(config.spec), "prepare", None)  # (an optional hook: see `Layout`)
+    if prepare is None:
         return
     for view, key, items in views:
         with suppress(NeedlecError):  # a key that cannot be drawn is reported by the worker that builds it
-            prepare_layout(config.spec, view, draw_item(config, key, view, kind)[3].structure, items)
+            prepare(view, draw_item(config, key, view, kind)[3].structure, config.spec.haystack.builder, items)
 
 
 def _manifest(

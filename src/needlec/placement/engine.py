@@ -617,15 +617,10 @@ class Counter:
         A layout that knows which pieces its items will ask for (`Layout.prepare`) then pays for them once,
         before a compile's workers fork, instead of in every worker on first use; `encoded` finds the
         same counts either way. Nothing is kept where the memo would be emptied on the way."""
-        if counts is None:
-            fresh = [piece for piece in dict.fromkeys(pieces) if piece not in self._memo]
-            if len(self._memo) + len(fresh) > self.MEMO_LIMIT:
-                return
-            counts = self.tokenizer.count_many(fresh)
-            pieces = fresh
-        if len(self._memo) + len(pieces) > self.MEMO_LIMIT:
+        fresh = [piece for piece in dict.fromkeys(pieces) if piece not in self._memo] if counts is None else pieces
+        if len(self._memo) + len(fresh) > self.MEMO_LIMIT:
             return
-        self._memo.update(zip(pieces, counts, strict=True))
+        self._memo.update(zip(fresh, self.tokenizer.count_many(list(fresh)) if counts is None else counts, strict=True))
 
     def encoded(self, piece: str) -> int:
         """Token count of a seam window's text (memoised)."""

@@ -31,7 +31,7 @@ from needlec.spec.base import StrictModel
 if TYPE_CHECKING:
     from needlec.placement.view import HaystackView
 
-__all__ = ["LAYOUTS", "Layout", "LayoutSettings", "Placed", "Request", "layout_for", "layout_name", "prepare_layout"]
+__all__ = ["LAYOUTS", "Layout", "LayoutSettings", "Placed", "Request", "layout_for", "layout_name"]
 
 
 class LayoutSettings(StrictModel):
@@ -83,7 +83,7 @@ class Layout(Protocol):
     A layout may also define `prepare(view, structure, builder, items)`: the per-view work that pays off over
     `items` builds (tables, piece counts), given one draw's `structure` and the spec's `haystack.builder`. A
     compile calls it once per view before its workers fork, so they inherit the work instead of each doing it
-    on first use (`prepare_layout`). It must leave every item's bytes as they would be without it."""
+    on first use (`compile.pipeline.prepare_layouts`). It must leave every item's bytes as they would be without it."""
 
     def place(self, view: HaystackView, request: Request) -> Placed:
         """The context for one item, exact to `request.target` tokens (unless the layout has no target)."""
@@ -95,14 +95,6 @@ def layout_name(spec: Any) -> str:
     if spec.length.counted == "needles":
         return "alone"
     return str(getattr(type(spec.haystack.builder), "layout", "window"))
-
-
-def prepare_layout(spec: Any, view: HaystackView, structure: dict[str, Any] | None, items: int) -> None:
-    """Run the spec's layout's `prepare` (see `Layout`) on one view that `items` item builds will use, where the
-    layout has one."""
-    prepare = getattr(layout_for(spec), "prepare", None)
-    if prepare is not None:
-        prepare(view, structure, spec.haystack.builder, items)
 
 
 def layout_for(spec: Any) -> Layout:
