@@ -899,17 +899,17 @@ def _config_work(prepared: Prepared, config: ConfigPlan, keys: list[ItemKey]) ->
     haystacks = {h.id: h for h in prepared.haystacks(config.spec)}
     kind = prepared.kind(config)
     longest: dict[tuple[str, str], int] = {}
+    served: dict[tuple[str, str], tuple[ItemKey, int]] = {}  # per view: its first key and how many it builds
     for key in keys:
         slot = (key.haystack, key.tokenizer)
         longest[slot] = max(longest.get(slot, 0), key.length)
+        first, items = served.get(slot, (key, 0))
+        served[slot] = (first, items + 1)
     views = {slot: prepared.view(config.spec, haystacks[slot[0]], slot[1], n) for slot, n in longest.items()}
     ranked = prepare_rankings(config, keys, views, kind, prepared.context.cache_dir, prepared.filters.progress)
     if ranked is not None:  # ranked before the workers fork, so they only look rankings up
         prepared.ranking_reports[config.name] = ranked
-    served: dict[tuple[str, str], list[ItemKey]] = {}
-    for key in keys:
-        served.setdefault((key.haystack, key.tokenizer), []).append(key)
-    prepare_layouts(config, kind, [(views[slot], slot_keys[0], len(slot_keys)) for slot, slot_keys in served.items()])
+    prepare_layouts(config, kind, [(views[slot], first, items) for slot, (first, items) in served.items()])
     # context overlap is measured on a sample: smallest length, first depth, first repeat
     sample = (min(config.spec.grid.length_points()), config.depth_points()[0], 0)
     return [
