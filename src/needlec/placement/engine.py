@@ -75,6 +75,11 @@ adds its own tokens: 792 items of RULER's and NeedleBench's rows with all-MiniLM
 and ten 128K passkey items, whose noise sentences leave nearly every start one token short, counted 18 starts
 instead of 2,076.
 A heuristic like the others; False (with both margins beyond any count) counts every start."""
+LINED_STEMS = True
+"""Where an item has many inserts (`SNAP_VECTOR_MIN`) that each read as their own rotated window at any boundary
+of the haystack (a word list's lines: CWE's words, FWE's blocks), a window start is counted by arithmetic, with no
+step per insert (`_LinedItem`); every count is the one the general way gives (`tests/test_lined_stems.py`
+compares the items). False counts every start the general way."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -136,19 +141,43 @@ class InsertColumns(Sequence[Insert]):
         return f"InsertColumns({len(self)} inserts)"
 
 
-@dataclass(frozen=True)
 class _Short:
     """A whole-sentence window `gap` tokens short of its target: haystack `begin` to `end` with the needle
-    inserts, `end` being boundary `j` (or the text end before it)."""
+    inserts, `end` being boundary `j` (or the text end before it). `stem` is the window start's stem, whose first
+    `shared` inserts are these inserts' first (`_fill_with_breaks`). A window over a word list (`_LinedStart`)
+    gives `laid` instead, which makes both when one is first read: most short windows are never filled."""
 
-    gap: int
-    begin: int
-    end: int
-    inserts: list[Insert]
-    j: int
-    stem: _Stem | None = None
-    """The window start's stem, whose first `shared` inserts are these inserts' first (`_fill_with_breaks`)."""
-    shared: int = 0
+    __slots__ = ("_inserts", "_laid", "_stem", "begin", "end", "gap", "j", "shared")
+
+    def __init__(
+        self,
+        gap: int,
+        begin: int,
+        end: int,
+        inserts: list[Insert] | None,
+        j: int,
+        stem: _Stem | None = None,
+        shared: int = 0,
+        laid: Callable[[int, int], tuple[list[Insert], _Stem]] | None = None,
+    ) -> None:
+        self.gap, self.begin, self.end, self.j, self.shared = gap, begin, end, j, shared
+        self._inserts, self._stem, self._laid = inserts, stem, laid
+
+    def _lay(self) -> None:
+        if self._inserts is None and self._laid is not None:
+            self._inserts, self._stem = self._laid(self.end, self.shared)
+            self._laid = None
+
+    @property
+    def inserts(self) -> list[Insert]:
+        self._lay()
+        assert self._inserts is not None
+        return self._inserts
+
+    @property
+    def stem(self) -> _Stem | None:
+        self._lay()
+        return self._stem
 
 
 @dataclass(frozen=True)
@@ -299,6 +328,8 @@ class Counter:
         self._per_line: dict[str, int] = {}  # `_lines_tokens`: a line's tokens with its line break (-1: not verified)
         self._first_chars: Any = None  # the first characters of the verified line classes' lines
         self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
+        self._lined_views: dict[str, tuple[frozenset[int], frozenset[int]] | None] = {}  # `_lined_view` per snap
+        self._lined_joints: dict[tuple[str, frozenset[int], frozenset[int]], bool] = {}  # `_lined_texts`
         # `_line_counts`' last result: start, inserts, checkpoints, running counts, gaps
         self._last_lines: tuple[int, list[Insert], list[int], list[int], list[int]] | None = None
         self._last_texts: tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # `_text_codes`
@@ -765,7 +796,19 @@ class Counter:
         texts = list(map(_TEXT, inserts))
         if positions[0] <= b or positions[0] < 1 or positions[-1] + 2 > end or not all(texts):
             return None
-        at = np.array(positions, dtype=np.int64)
+        got = self._rotated_at(np.array(positions, dtype=np.int64), texts, b_at)
+        if got is None:
+            return None
+        gaps, ats = got
+        return positions, texts, gaps.tolist(), ats.tolist()
+
+    def _rotated_at(self, at: np.ndarray, texts: list[str], b_at: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """`_rotation`'s checks and gaps for inserts at positions `at` (a numpy array, in order) with `texts`, the
+        first after safe point `b_at`, the last two characters or more before the context's end and every text
+        non-empty (which the caller has checked): the gap before each insert and the safe index of its position,
+        as arrays; None where they do not all read as their own rotated windows."""
+        import numpy as np
+
         steps = at[1:] - at[:-1]
         if len(steps) and (steps.min() < 0 or (steps == 1).any()):
             return None
@@ -802,7 +845,51 @@ class Counter:
         gaps = safe_tok[ats]
         gaps[1:] -= gaps[:-1].copy()
         gaps[0] -= self.index.safe_tok[b_at]
-        return positions, texts, gaps.tolist(), ats.tolist()
+        return gaps, ats
+
+    def _lined_view(self, snap: str) -> tuple[frozenset[int], frozenset[int]] | None:
+        """For `_LinedItem`, once per snap: where every boundary but the text's first character is a safe point
+        two characters or more after the one before it, the code points just before the boundaries and the pairs
+        at them (the first two characters, keyed as `_rotated_at` keys them); None otherwise."""
+        if snap in self._lined_views:
+            return self._lined_views[snap]
+        import numpy as np
+
+        index = self.index
+        _, bounds = index.arrays(snap)
+        at = bounds[(bounds > 0) & (bounds + 1 < len(index.text))]
+        got = None
+        if len(at) and not (np.diff(at) < 2).any() and (index.safe_of()[at] >= 0).all():
+            codes = index.codes()
+            lefts = frozenset(codes[at - 1].tolist())
+            pairs = frozenset(((codes[at].astype(np.int64) << 21) | codes[at + 1]).tolist())
+            got = (lefts, pairs)
+        self._lined_views[snap] = got
+        return got
+
+    def _lined_texts(self, snap: str, texts: list[str]) -> bool:
+        """Whether inserts of `texts` read as their own rotated windows at any boundary of `snap` (`_rotated_at`'s
+        joints for every character that can come before one and every pair that can follow it), where the
+        boundaries allow it (`_lined_view`). Memoised by the texts' first two and last characters."""
+        view = self._lined_view(snap) if len(self.index.text) <= SAFE_TABLE_CHARS else None
+        if view is None:
+            return False
+        lefts, pairs = view
+        distinct = set(texts)
+        lasts = frozenset(ord(t[-1]) for t in distinct)
+        heads = frozenset(ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct)
+        key = (snap, lasts, heads)
+        got = self._lined_joints.get(key)
+        if got is None:
+            probes = {left << 42 | head for left in lefts | lasts for head in heads}
+            probes |= {last << 42 | pair for last in lasts for pair in pairs}
+            joints = self._joint_codes
+            match = self._patterns()[0].match
+            for k in probes - joints.keys():
+                chars = chr(k >> 42) + chr(k >> 21 & _NO_CHAR) + ("" if k & _NO_CHAR == _NO_CHAR else chr(k & _NO_CHAR))
+                joints[k] = match(chars, 1) is not None
+            got = self._lined_joints[key] = all(map(joints.__getitem__, probes))
+        return got
 
     def _text_codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For `_rotation`: each text's rank among the distinct texts, and per distinct text its last
@@ -1151,6 +1238,275 @@ class _Stem:
         return counter.count(self.begin, end, inserts, self.prefix, suffix)
 
 
+class _LinedItem:
+    """An item's inserts over a word list (`LINED_STEMS`): many inserts, each of which reads as its own rotated
+    window at any boundary of the haystack where it may go (`Counter._lined_view`, checked once per view and once
+    per item). A window start's count is then its first stretch, the haystack's tokens by index arithmetic and the
+    inserts' own tokens, wherever the inserts are, so a start (`_LinedStart`) is counted with no step per insert:
+    only the first and the deepest positions are worked out (the snap of the needles' running maximum aim, as the
+    positions are the running maximum of a snap that grows with the aim), and every position only where a window is
+    taken or filled. Every count is the one the general way gives (`tests/test_lined_stems.py`)."""
+
+    def __init__(
+        self,
+        counter: Counter,
+        snap: str,
+        aimed: list[int],
+        texts: list[str],
+        needles: list[str],
+        order: list[int],
+        joiner: str,
+        prefix: str,
+        suffix: str,
+        target: int,
+        depths: list[float],
+    ) -> None:
+        import numpy as np
+
+        self.counter, self.snap, self.texts, self.needles, self.order = counter, snap, texts, needles, order
+        self.joiner, self.prefix, self.suffix, self.target, self.depths = joiner, prefix, suffix, target, depths
+        self.ending = sum(depth >= 100.0 for depth in depths)  # needles that must end the context
+        self.bounds = counter.index.boundaries(snap)
+        self.aims = np.asarray(aimed, dtype=np.int64)
+        self.top: list[int] = np.maximum.accumulate(self.aims).tolist()  # the largest aim of the first k + 1
+        self.own = _own_tokens(counter, texts)  # the inserts' own tokens, summed from 0
+        self.owns: list[int] = self.own.tolist()
+        self.by_needle = np.argsort(np.asarray(order, dtype=np.int64), kind="stable")  # each needle's rank
+        self.written = np.zeros(len(texts) + 1, dtype=np.int64)  # characters of the inserts before each
+        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=self.written[1:])
+
+    @classmethod
+    def make(
+        cls,
+        counter: Counter,
+        snap: str,
+        aimed: list[int],
+        texts: list[str],
+        needles: list[str],
+        order: list[int],
+        joiner: str,
+        prefix: str,
+        suffix: str,
+        target: int,
+        depths: list[float],
+    ) -> _LinedItem | None:
+        """The item's `_LinedItem`, or None where its starts are counted the general way."""
+        if not LINED_STEMS or len(texts) < SNAP_VECTOR_MIN or not counter.index.local or not all(texts):
+            return None
+        if not counter._lined_texts(snap, texts):
+            return None
+        return cls(counter, snap, aimed, texts, needles, order, joiner, prefix, suffix, target, depths)
+
+    def snap_one(self, wanted: int, lo: int, hi: int) -> int:
+        """`_snap_array`'s position for one target token, with `always` at `lo` (`hi` not below it)."""
+        index, bounds = self.counter.index, self.bounds
+        n = len(bounds)
+        x = index.tok_char[min(max(wanted, 0), index.n_tokens)]
+        y = min(max(x, lo), hi)
+        j = bisect.bisect_left(bounds, y)
+        before, after = bounds[max(j - 1, 0)], bounds[min(j, n - 1)]
+        before_ok = j > 0 and lo <= before <= hi
+        after_ok = j < n and lo <= after <= hi
+        nearer_after = after_ok and (not before_ok or abs(after - y) < abs(before - y))
+        q = after if nearer_after else before if before_ok else lo
+        return lo if (not before_ok and not after_ok) or abs(lo - x) < abs(q - x) else q
+
+    def start(self, begin: int, t_first: int, hi: int) -> _LinedStart | None:
+        """The window start `begin` (token index `t_first`, needles up to character `hi`) where every insert is its
+        own rotated window there, as `Counter._line_counts` finds it; None where not (the general way decides)."""
+        index = self.counter.index
+        safe, limit = index.safe, len(index.text)
+        j = bisect.bisect_left(safe, begin + 1)
+        if hi < begin or j >= len(safe) or safe[j] >= limit or not self.bounds:
+            return None
+        first = self.snap_one(t_first + self.top[0], begin, hi)
+        last = self.snap_one(t_first + self.top[-1], begin, hi)
+        if first <= safe[j] or last + 2 > limit:
+            return None
+        return _LinedStart(self, begin, t_first, hi, j, last)
+
+
+class _LinedStart:
+    """One window start of a `_LinedItem`: the counts of its end searches by arithmetic, and its positions, inserts
+    and stem made when first read (a window taken or filled, or a case the arithmetic leaves to the general way)."""
+
+    def __init__(self, item: _LinedItem, begin: int, t_first: int, hi: int, j: int, last: int) -> None:
+        index = item.counter.index
+        self.item, self.begin, self.t_first, self.hi, self.last = item, begin, t_first, hi, last
+        self.b_tok = index.safe_tok[j]  # the first safe point after `begin`: where the first stretch ends
+        self.first_stretch = index.text[begin : index.safe[j]]
+        # the count of the context up to a safe point `p` with the first k inserts before it: this, the tokens of
+        # the haystack to `p` (`safe_tok`) and the first k inserts' own tokens
+        self.head = item.counter.encoded(item.prefix + self.first_stretch) - self.b_tok
+        self._spots: list[int] | None = None
+        self._inserts: list[Insert] | None = None
+        self._stem: _Stem | None = None
+
+    @property
+    def spots(self) -> list[int]:
+        """The inserts' positions, in order (`_snap_ordered`'s)."""
+        if self._spots is None:
+            item = self.item
+            at = _snap_array(item.aims + self.t_first, item.counter.index, item.snap, self.begin, self.hi, self.begin)
+            assert at is not None  # (`hi` is not below `begin`, and the snap has boundaries)
+            self._spots = at.tolist()
+        return self._spots
+
+    @property
+    def inserts(self) -> list[Insert]:
+        if self._inserts is None:
+            texts = self.item.texts
+            self._inserts = list(map(tuple.__new__, itertools.repeat(Insert), zip(self.spots, texts, strict=True)))
+        return self._inserts
+
+    @property
+    def stem(self) -> _Stem:
+        if self._stem is None:
+            self._stem = _Stem(self.item.counter, self.begin, self.inserts, self.item.prefix)
+        return self._stem
+
+    def _tokens_at(self, point: int) -> int:
+        """The haystack's token index at safe point `point`."""
+        index = self.item.counter.index
+        return index.safe_tok[bisect.bisect_left(index.safe, point)]
+
+    def laid(self, end: int, shared: int) -> tuple[list[Insert], _Stem]:
+        """A short window's inserts (every one in place, or with the deepest ending the context at `end` where
+        `shared` is one fewer) and this start's stem (`_Short`)."""
+        if shared == len(self.item.texts):
+            return self.inserts, self.stem
+        return self._ending(end), self.stem
+
+    def _ending(self, end: int) -> list[Insert]:
+        """The inserts with the deepest one moved to `end`, without its joiner (`_end_with_deepest`)."""
+        item = self.item
+        inserts = list(self.inserts)
+        inserts[-1] = Insert(end, item.needles[item.order[-1]])
+        return inserts
+
+    def end_counter(self) -> Callable[[int], int]:
+        """`_end_counter`: the count of the window from `begin` to the text end before boundary j."""
+        item = self.item
+        counter, text, bounds, suffix = item.counter, item.counter.index.text, item.bounds, item.suffix
+        n, last = len(item.texts), self.last
+        through = self.head + self._tokens_at(last) + item.owns[n]  # every insert, up to the last one's position
+        known: dict[int, int] = {}
+
+        def count(j: int) -> int:
+            got = known.get(j)
+            if got is None:
+                end = _text_end(text, bounds[j], self.begin)
+                if end >= last + 2:  # the haystack from the last insert on, where its joint after it lies inside
+                    got = through + counter.plain(last, end, suffix)
+                else:
+                    got = self.stem.count(end, self.inserts, n, suffix)
+                known[j] = got
+            return got
+
+        return count
+
+    def deepest(self, k_end: int) -> Placement | _Short | None:
+        """`_end_with_deepest` for this start: the deepest needle ends the window, at the boundary that makes the
+        count exact. With one needle to move (none at depth 100 beside it), by arithmetic up to the insert before
+        it, the stretch after it counted as the stem counts it; else the general way."""
+        item = self.item
+        counter, index, bounds, order = item.counter, item.counter.index, item.bounds, item.order
+        n = len(order)
+        text = item.needles[order[-1]]
+        if n < 2 or item.ending > 1:
+            return self._deepest_by_stem(k_end)
+        floor = self.item.snap_one(self.t_first + item.top[n - 2], self.begin, self.hi)  # the insert before it
+        lo = bisect.bisect_right(bounds, floor)
+        hi = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
+        if lo > hi:
+            return None
+        if bounds[lo] < floor + 2:  # (boundaries closer than two characters: the stem's own way)
+            return self._deepest_by_stem(k_end)
+        through = self.head + self._tokens_at(floor) + item.owns[n - 1]
+        suffix, long = item.suffix, len(text) >= LONG_INSERT
+        known: dict[int, int] = {}
+
+        def count(j: int) -> int:
+            got = known.get(j)
+            if got is None:
+                end = bounds[j]
+                if long:
+                    got = through + counter.count(floor, end, [Insert(end, text)], "", suffix)
+                else:
+                    got = through + counter.plain(floor, end, text + suffix)
+                known[j] = got
+            return got
+
+        guess = bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)])
+        lo = _last_at_most(count, lo, hi, guess, item.target)
+        got = count(lo)
+        if got > item.target:
+            return None
+        end = bounds[lo]
+        if got != item.target:
+            return _Short(item.target - got, self.begin, end, None, lo, None, n - 1, self.laid)
+        return self.window(end, self._ending(end))
+
+    def _deepest_by_stem(self, k_end: int) -> Placement | _Short | None:
+        """`_end_with_deepest` the general way, with this start's positions and stem."""
+        item = self.item
+        return _end_with_deepest(
+            item.counter,
+            item.bounds,
+            self.begin,
+            self.spots,
+            item.needles,
+            item.order,
+            item.joiner,
+            item.target,
+            item.prefix,
+            item.suffix,
+            k_end,
+            item.depths,
+            self.stem,
+        )
+
+    def window(self, end: int, inserts: list[Insert]) -> Placement:
+        """The exact window from `begin` to `end` with `inserts` (each in place, or the deepest ending it): its
+        count less what the frame adds (`Counter.frame_delta`), and each needle's offsets as `_measure` gives them,
+        the token offsets by arithmetic (every insert before `end` is its own rotated window there)."""
+        import numpy as np
+
+        item = self.item
+        counter, index = item.counter, item.counter.index
+        target, n = item.target, len(inserts)
+        context_tokens = target - counter.frame_delta(self.begin, end, inserts, item.prefix, item.suffix)
+        at = np.asarray(self.spots, dtype=np.int64)
+        _, safe_tok = index.safe_arrays()
+        # the count up to each insert without the frame: the first stretch, the haystack to it, the inserts before
+        tokens = safe_tok[index.safe_of()[at]] if len(index.text) <= SAFE_TABLE_CHARS else self._safe_tokens(at)
+        offsets = tokens + (counter.encoded(self.first_stretch) - self.b_tok) + item.own[:n]
+        ending = inserts[-1].pos == end
+        if ending:  # the deepest ends the context: the count from the insert before it to it, as `offsets` has it
+            before = int(at[n - 2])
+            through = int(offsets[n - 2]) + item.owns[n - 1] - item.owns[n - 2]
+            offsets[n - 1] = through + counter.offsets(before, end, [inserts[-1]])[0]
+        written = item.written[:n]
+        chars = at - self.begin + written
+        if ending:
+            chars[n - 1] = end - self.begin + written[n - 1]
+        return Placement(
+            start=self.begin,
+            end=end,
+            inserts=tuple(inserts),
+            total_tokens=target,
+            context_tokens=context_tokens,
+            needle_tokens=tuple(offsets[item.by_needle].tolist()),
+            needle_chars=tuple(chars[item.by_needle].tolist()),
+        )
+
+    def _safe_tokens(self, at: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        safe, safe_tok = self.item.counter.index.safe_arrays()
+        return safe_tok[np.searchsorted(safe, at)]
+
+
 def _solve(
     count_at: Callable[[int], int], first_k: int, sign: int, cut: Callable[[int], int], n_tokens: int, target: int
 ) -> tuple[int, int]:
@@ -1433,6 +1789,18 @@ def _aims(order: list[int], depths: list[float], needle_tokens: list[int], conte
     return out
 
 
+def _own_tokens(counter: Counter, texts: list[str]) -> np.ndarray:
+    """The running sum of the inserts' own tokens, from 0 (one more than the inserts), each counted as
+    `Counter._line_counts` counts it: where every insert is its own rotated window, the checkpoint counts of any
+    start are the haystack's tokens and these (`_lined_stem`)."""
+    import numpy as np
+
+    own = {t: counter.encoded(t) if len(t) < LONG_INSERT else counter.tokens(t) for t in set(texts)}
+    sums = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(own.__getitem__, texts), dtype=np.int64, count=len(texts)), out=sums[1:])
+    return sums
+
+
 def _needle_tokens(counter: Counter, needles: list[str], joiner: str) -> list[int]:
     """Each needle's tokens with its joiner, counted once per distinct needle (CWE's 300 are ten words)."""
     own = {n: counter.joined_tokens(n, joiner) for n in set(needles)}
@@ -1496,7 +1864,7 @@ def _place_on_boundaries(
     within: Placement | None = None  # a filled window within the tolerance (an exact one is returned at once)
     pushed: Placement | None = None  # the first window within it only as far as its needles push each other
     fills = 0
-    lined = ROTATED_STARTS  # every start counted so far had every insert as its own rotated window (or blank seams)
+    rotated = ROTATED_STARTS  # every start counted so far had every insert as its own rotated window (or blank seams)
     blanks = counter.tokenizer.drops_blanks()  # counts add up across a blank: inserts that meet blanks add their own
     fixed = sum(needle_tokens) + frame_tokens  # what the needles and the frame add to a window's haystack tokens
     # the seam correction of the last start counted (count less its prediction), per end search: the sentence
@@ -1507,6 +1875,8 @@ def _place_on_boundaries(
     # each needle's aim from a start's token index on, and its insert text, in `order`: the same for every start
     aimed = _aims(order, depths, needle_tokens, context_est)
     texts = [needles[i] + joiner for i in order]
+    # many inserts over a word list: each start's counts by arithmetic (`_LinedItem`)
+    lined = _LinedItem.make(counter, snap, aimed, texts, needles, order, joiner, prefix, suffix, target, depths)
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
     steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
     moves = {False: 0, True: 0}  # the largest move of an end search's correction from one start counted to the next
@@ -1578,26 +1948,34 @@ def _place_on_boundaries(
                 target,
                 search,
                 fewest[search],
-                steady[search] >= STEADY_STARTS or (lined and not moves[search]),
-                slack=0 if lined and not moves[search] else min(PREDICT_SLACK, moves[search] + MOVE_MARGIN),
+                steady[search] >= STEADY_STARTS or (rotated and not moves[search]),
+                slack=0 if rotated and not moves[search] else min(PREDICT_SLACK, moves[search] + MOVE_MARGIN),
             ):
                 break
         else:
             continue  # no sentence end can make this start exact or closer than a window found: passed over
         hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
-        spots = _snap_ordered([t_first + aim for aim in aimed], order, index, bounds, begin, hi, snap)
-        positions = dict(zip(order, spots, strict=True))
-        inserts: list[Insert] = list(map(tuple.__new__, itertools.repeat(Insert), zip(spots, texts, strict=True)))
-        last = inserts[-1].pos if inserts else begin
+        # this start's context, counted once for every end tried (`_Stem`); over a word list (`_LinedStart`), its
+        # counts by arithmetic and its positions only where a window is taken
+        fast = lined.start(begin, t_first, hi) if lined is not None else None
+        if fast is None:
+            spots = _snap_ordered([t_first + aim for aim in aimed], order, index, bounds, begin, hi, snap)
+            inserts: list[Insert] = list(map(tuple.__new__, itertools.repeat(Insert), zip(spots, texts, strict=True)))
+            stem = _Stem(counter, begin, inserts, prefix)
+            last = inserts[-1].pos if inserts else begin
+            rotated = rotated and (stem.lines or (blanks and _blank_seams(text, inserts)))
+        else:
+            last = fast.last  # (every insert is its own rotated window: `rotated` holds)
         found: list[_Short] = []
-        stem = _Stem(counter, begin, inserts, prefix)  # this start's context counted once for every end tried
-        lined = lined and (stem.lines or (blanks and _blank_seams(text, inserts)))
         if depths[order[-1]] >= DEEP_DEPTH:
             # a needle this deep may end the context itself (no sentence after it, as at depth 100): the
             # boundary it goes to is the one that makes the count exact
-            deep = _end_with_deepest(
-                counter, bounds, begin, positions, needles, order, joiner, target, prefix, suffix, k_end, depths, stem
-            )
+            if fast is not None:
+                deep = fast.deepest(k_end)
+            else:
+                deep = _end_with_deepest(
+                    counter, bounds, begin, spots, needles, order, joiner, target, prefix, suffix, k_end, depths, stem
+                )
             if isinstance(deep, Placement):
                 if judge(deep):
                     return deep
@@ -1608,7 +1986,10 @@ def _place_on_boundaries(
         lo_j = bisect.bisect_right(bounds, last + 1)
         hi_j = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
         if lo_j <= hi_j and not at_end:
-            count_at = _end_counter(text, begin, inserts, bounds, suffix, stem)
+            if fast is not None:
+                count_at = fast.end_counter()
+            else:
+                count_at = _end_counter(text, begin, inserts, bounds, suffix, stem)
             guess = bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)])
             lo_j = _last_at_most(count_at, lo_j, hi_j, guess, target)
             gap = target - count_at(lo_j)
@@ -1616,12 +1997,18 @@ def _place_on_boundaries(
                 end = _text_end(text, bounds[lo_j], begin)
                 learn(False, end, target - gap)
                 if gap == 0:
-                    context_tokens = target - counter.frame_delta(begin, end, inserts, prefix, suffix)
-                    placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
+                    if fast is not None:
+                        placed = fast.window(end, fast.inserts)
+                    else:
+                        context_tokens = target - counter.frame_delta(begin, end, inserts, prefix, suffix)
+                        placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
                     if judge(placed):
                         return placed
                 else:
-                    short = _Short(gap, begin, end, inserts, lo_j, stem, len(inserts))
+                    if fast is not None:
+                        short = _Short(gap, begin, end, None, lo_j, None, len(texts), fast.laid)
+                    else:
+                        short = _Short(gap, begin, end, inserts, lo_j, stem, len(inserts))
                     shorts.append(short)
                     found.append(short)
         if attempt >= EDGE_ATTEMPTS and within is None:
@@ -1764,7 +2151,7 @@ def _end_with_deepest(
     counter: Counter,
     bounds: list[int],
     begin: int,
-    positions: dict[int, int],
+    spots: list[int],
     needles: list[str],
     order: list[int],
     joiner: str,
@@ -1778,15 +2165,15 @@ def _end_with_deepest(
     """The window that ends with its deepest needle (with every needle at depth 100, when there are any),
     put at the boundary that makes the count exact (the count grows with that boundary, so it is found by
     bisection); the window short of the target closest to it when no boundary does, and None when every
-    boundary's count is above it. `stem` is the window start's count with the needles where `positions`
-    has them."""
+    boundary's count is above it. `stem` is the window start's count with the needles where `spots` has them
+    (their positions, in `order`)."""
     index = counter.index
     # the needles that end the context: those at depth 100 (the last ones in `order`), else the deepest
     tail = 0
     while tail < len(order) and depths[order[-1 - tail]] >= 100.0:
         tail += 1
     tail = tail or 1
-    floor = max(map(positions.__getitem__, order[:-tail]), default=begin)
+    floor = max(spots[: len(order) - tail], default=begin)
     lo = bisect.bisect_right(bounds, floor)
     hi = min(len(bounds) - 1, bisect.bisect_right(bounds, index.tok_char[min(k_end + 64, index.n_tokens)]))
     if lo > hi:
@@ -2122,6 +2509,14 @@ def _snap_ordered(
 def _snap_vector(
     wanted: np.ndarray, index: HaystackIndex, snap: str, lo: int, hi: int, always: int | None
 ) -> list[int] | None:
+    """`_snap_array`'s positions as a list."""
+    placed = _snap_array(wanted, index, snap, lo, hi, always)
+    return None if placed is None else placed.tolist()
+
+
+def _snap_array(
+    wanted: np.ndarray, index: HaystackIndex, snap: str, lo: int, hi: int, always: int | None
+) -> np.ndarray | None:
     """`_snap_all` for many needles at once with numpy, or None (for the loop) where `always` is given and is
     not `lo`, where `hi` is below `lo`, or where `snap` has no boundaries. `wanted` holds the target tokens
     in the needles' order; the positions come in that order.
@@ -2150,7 +2545,7 @@ def _snap_vector(
     q = np.where(nearer_after, after, np.where(before_ok, before, lo))
     if always is not None:
         q = np.where((~before_ok & ~after_ok) | (np.abs(always - x) < np.abs(q - x)), always, q)
-    placed: list[int] = np.maximum.accumulate(q).tolist()
+    placed: np.ndarray = np.maximum.accumulate(q)
     return placed
 
 
