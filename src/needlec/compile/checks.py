@@ -27,13 +27,11 @@ def held_depths(
     together = joined or (lambda text, after: count(text + after))
     indexes = sorted(reachable)
     needles = item.needles
-    aimed = [min(needles[i].target_depth_percent, reachable[i]) for i in indexes]
-    offsets = [needles[i].token_offset for i in indexes]
-    counts: dict[str, int] = {}
-    for i in indexes:
-        if needles[i].text not in counts:
-            counts[needles[i].text] = together(needles[i].text, joiner)
-    tokens = [counts[needles[i].text] for i in indexes]
+    target_depths, token_offsets, texts = (needles.column(f) for f in ("target_depth_percent", "token_offset", "text"))
+    aimed = [min(target_depths[i], reachable[i]) for i in indexes]
+    offsets = [token_offsets[i] for i in indexes]
+    counts = {text: together(text, joiner) for text in dict.fromkeys(texts[i] for i in indexes)}
+    tokens = [counts[texts[i]] for i in indexes]
     pushed = pushed_depths(aimed, offsets, tokens, item.context_tokens or 1)
     return {i: (low, high) for i, low, high in zip(indexes, aimed, pushed, strict=True)}
 
@@ -51,9 +49,9 @@ def reachable_depths(item: Item, tokenizer: Tokenizer, count: Callable[[str], in
 def _reachable_one_by_one(item: Item, count: Callable[[str], int]) -> dict[int, float]:
     """`reachable_depths`, the tails summed in one pass from the end."""
     counts: dict[str, int] = {}
-    targets = sorted(
-        ((n.char_offset, i, n.text) for i, n in enumerate(item.needles) if n.role == "target"), reverse=True
-    )
+    needles = item.needles
+    columns = zip(needles.column("char_offset"), needles.column("role"), needles.column("text"), strict=True)
+    targets = sorted(((at, i, text) for i, (at, role, text) in enumerate(columns) if role == "target"), reverse=True)
     out: dict[int, float] = {}
     tail = 0
     k = 0
@@ -82,22 +80,21 @@ def _reachable_at_once(item: Item, count: Callable[[str], int]) -> dict[int, flo
     offset (a suffix sum in offset order, from the first target at that offset), worked out as the loop does."""
     import numpy as np
 
-    targets = [(i, n) for i, n in enumerate(item.needles) if n.role == "target"]
+    needles = item.needles
+    roles, texts, chars = needles.column("role"), needles.column("text"), needles.column("char_offset")
+    targets = [i for i, role in enumerate(roles) if role == "target"]
     if not targets:
         return {}
-    counts: dict[str, int] = {}
-    for _, needle in targets:
-        if needle.text not in counts:
-            counts[needle.text] = count(needle.text)
-    offsets = np.array([n.char_offset for _, n in targets], dtype=np.int64)
-    tokens = np.array([counts[n.text] for _, n in targets], dtype=np.int64)
+    counts = {text: count(text) for text in dict.fromkeys(texts[i] for i in targets)}
+    offsets = np.array([chars[i] for i in targets], dtype=np.int64)
+    tokens = np.array([counts[texts[i]] for i in targets], dtype=np.int64)
     order = np.argsort(offsets, kind="stable")
     ranked = offsets[order]
     suffix = np.cumsum(tokens[order][::-1])[::-1]  # tokens of the targets from each rank on
     tails = suffix[np.searchsorted(ranked, offsets, side="left")]  # from the first target at that offset
     total = item.context_tokens
     reach = (100.0 * np.maximum(0, total - tails) / total).tolist()
-    return dict(zip((i for i, _ in targets), reach, strict=True))
+    return dict(zip(targets, reach, strict=True))
 
 
 def check_item(
@@ -125,11 +122,9 @@ def check_item(
         problems.append(f"{item.id}: {counted} tokens, target {wanted}")
     tolerance = spec.placement.depth_tolerance
     reachable = reachable_depths(item, tokenizer, count) if spec.length.counted != "needles" else {}
-    off = [
-        i
-        for i, needle in enumerate(item.needles)
-        if i in reachable and abs(needle.depth_percent - min(needle.target_depth_percent, reachable[i])) > tolerance
-    ]
+    depths, target_depths = item.needles.column("depth_percent"), item.needles.column("target_depth_percent")
+    off = [i for i, got in reachable.items() if abs(depths[i] - min(target_depths[i], got)) > tolerance]
+    off.sort()
     # only where a needle misses its target (or reachable depth) does it matter how far the ones before push it
     held = held_depths(item, tokenizer, reachable, count, spec.placement.joiner_text(), joined) if off else {}
     for i in off:
@@ -148,10 +143,11 @@ def check_item(
             problems.append(
                 f"{item.id}: re-encoding gives {tokenizer.count(context)} tokens, recorded {item.context_tokens}"
             )
-        for i, needle in enumerate(item.needles):
-            before = tokenizer.count(context[: needle.char_offset])
-            if before != needle.token_offset:
-                problems.append(f"{item.id}: needle {i} token offset {needle.token_offset}, re-encoding gives {before}")
+        chars, tokens = item.needles.column("char_offset"), item.needles.column("token_offset")
+        for i, (char_offset, token_offset) in enumerate(zip(chars, tokens, strict=True)):
+            before = tokenizer.count(context[:char_offset])
+            if before != token_offset:
+                problems.append(f"{item.id}: needle {i} token offset {token_offset}, re-encoding gives {before}")
     return problems
 
 

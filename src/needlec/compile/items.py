@@ -10,8 +10,6 @@ import random
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import TypeAdapter
-
 from needlec.compile.frame import prompt_frame, reserved_tokens
 from needlec.compile.overlap import precision
 from needlec.compile.plan import CONTEXT_SENTINEL, ConfigPlan, ItemKey, random_depths, render_messages
@@ -23,7 +21,7 @@ from needlec.dataset.item import (
     Item,
     Languages,
     Message,
-    Needle,
+    NeedleRecords,
     Option,
     Scoring,
 )
@@ -108,10 +106,6 @@ def _question_position(question: str, prefix: str, suffix: str) -> Literal["afte
     if before:
         return "before"
     return "after" if after else None
-
-
-_NEEDLES = TypeAdapter(list[Needle])
-"""Validates an item's needle records at once."""
 
 
 @lru_cache(maxsize=256)
@@ -258,25 +252,8 @@ def build_drawn(
     ids, roles = _needle_names(len(draw.needles), len(draw.distractors))
     spoken = [*draw.languages[: len(texts)], *[languages.needle] * (len(texts) - len(draw.languages))]
     offsets, chars_at = placement.needle_tokens, placement.needle_chars
-    # validated as one list (CWE has 300 needles): the same records, without a Python call per record, their
-    # fields read column by column
-    placed = _NEEDLES.validate_python(
-        [
-            {
-                "id": name,
-                "role": role,
-                "language": language,
-                "text": text,
-                "target_depth_percent": aimed,
-                "depth_percent": depth,
-                "token_offset": tokens,
-                "char_offset": chars,
-            }
-            for name, role, language, text, aimed, depth, tokens, chars in zip(
-                ids, roles, spoken, texts, wanted, achieved, offsets, chars_at, strict=True
-            )
-        ]
-    )
+    # kept as columns (CWE has 300 needles): a record each would cost more than the rest of the item
+    placed = NeedleRecords.from_columns(ids, roles, spoken, texts, wanted, achieved, offsets, chars_at)
     item = Item(
         id=key.id(benchmark),
         benchmark=benchmark,

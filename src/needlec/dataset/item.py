@@ -7,9 +7,14 @@ generator made the row. Optional fields are left out of the JSON when unset.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import operator
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, TypeAdapter
+
+if TYPE_CHECKING:
+    from pydantic_core import CoreSchema
 
 ITEM_SCHEMA_VERSION = 2
 SCHEMA_ID = f"https://needlec.dev/schema/item-v{ITEM_SCHEMA_VERSION}.json"
@@ -34,6 +39,129 @@ class Needle(_Row):
     depth_percent: float = Field(description="Achieved depth: context tokens before the needle / context tokens x 100.")
     token_offset: int = Field(description="Tokens of context before the needle (item's tokenizer).")
     char_offset: int = Field(description="Characters of context before the needle.")
+
+
+NEEDLE_FIELDS = tuple(Needle.model_fields)
+"""A needle record's fields, in the order of `Needle`."""
+
+_ROLES = frozenset(("target", "distractor"))
+
+
+class NeedleRecords(Sequence[Needle]):
+    """An item's needle records (`Item.needles`): a sequence of `Needle`, kept as one column per field where the
+    compile made them (`from_columns`). A word list's item has hundreds of needles (CWE's 300), and a record each
+    cost more than the rest of the item; the columns serialise to the same rows (`rows`), and the `Needle`
+    objects are made when one is first read. Read from a dataset, the records are validated `Needle`s."""
+
+    __slots__ = ("_columns", "_records")
+
+    def __init__(self, records: Sequence[Needle] = ()) -> None:
+        self._records: list[Needle] | None = list(records)
+        self._columns: tuple[list[Any], ...] | None = None
+
+    @classmethod
+    def from_columns(
+        cls,
+        ids: Sequence[str],
+        roles: Sequence[str],
+        languages: Sequence[str],
+        texts: Sequence[str],
+        target_depths: Sequence[float],
+        depths: Sequence[float],
+        token_offsets: Sequence[int],
+        char_offsets: Sequence[int],
+    ) -> NeedleRecords:
+        """Records from one sequence per field, each value taken as `Needle` validation takes it (depths as
+        floats, offsets as integers, a `str` subclass as its text); a string that is not one, or a role other
+        than the two, is an error, as it is in validation."""
+        columns = (ids, roles, languages, texts, target_depths, depths, token_offsets, char_offsets)
+        if len({len(column) for column in columns}) > 1:
+            raise ValueError(f"needle columns of different lengths: {[len(column) for column in columns]}")
+        if not all(issubclass(kind, str) for column in (ids, languages, texts) for kind in set(map(type, column))):
+            raise TypeError("needle ids, languages and texts must be strings")
+        if not _ROLES.issuperset(roles):
+            raise ValueError(f"needle roles must be `target` or `distractor`, got {sorted(set(roles) - _ROLES)}")
+        made = cls.__new__(cls)
+        made._records = None
+        made._columns = (
+            list(ids),
+            list(roles),
+            list(languages),
+            [text if type(text) is str else str.__str__(text) for text in texts],
+            list(map(float, target_depths)),
+            list(map(float, depths)),
+            list(map(operator.index, token_offsets)),
+            list(map(operator.index, char_offsets)),
+        )
+        return made
+
+    def column(self, name: str) -> list[Any]:
+        """One field of every record, in order (not a copy where the records are kept as columns: not to be
+        changed)."""
+        at = NEEDLE_FIELDS.index(name)
+        if self._columns is not None:
+            return self._columns[at]
+        return [getattr(record, name) for record in self._records or ()]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """The records as JSON-ready dicts (what `Item.row` writes for them)."""
+        if self._columns is None:
+            return [record.model_dump(mode="json") for record in self._records or ()]
+        return [dict(zip(NEEDLE_FIELDS, values, strict=True)) for values in zip(*self._columns, strict=True)]
+
+    def _made(self) -> list[Needle]:
+        if self._records is None:
+            self._records = _RECORDS.validate_python(self.rows())
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self._columns[0]) if self._columns is not None else len(self._records or ())
+
+    @overload
+    def __getitem__(self, index: int) -> Needle: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Needle]: ...
+    def __getitem__(self, index: int | slice) -> Needle | list[Needle]:
+        return self._made()[index]
+
+    def __iter__(self) -> Iterator[Needle]:
+        return iter(self._made())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, NeedleRecords):
+            return self.rows() == other.rows()
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return list(self._made()) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"NeedleRecords({len(self)} needles)"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_from_rows, (self.rows(),))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        """Validated as a list of `Needle` (records given as `NeedleRecords` are taken as they are), serialised as
+        the list of their rows."""
+        from pydantic_core import core_schema
+
+        listed = core_schema.no_info_after_validator_function(cls, handler.generate_schema(list[Needle]))
+        return core_schema.json_or_python_schema(
+            json_schema=listed,
+            python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), listed]),
+            serialization=core_schema.plain_serializer_function_ser_schema(_rows_of, when_used="always"),
+        )
+
+
+def _rows_of(records: NeedleRecords) -> list[dict[str, Any]]:
+    return records.rows()
+
+
+def _from_rows(rows: list[dict[str, Any]]) -> NeedleRecords:
+    return NeedleRecords(_RECORDS.validate_python(rows))
 
 
 class Languages(_Row):
@@ -121,7 +249,7 @@ class Item(_Row):
         "`prompt_tokens + max_new_tokens` equals `context_length` (less the spec's buffer).",
     )
     depth_percent: float = Field(description="Grid depth in percent.")
-    needles: list[Needle] = Field(
+    needles: NeedleRecords = Field(
         description="Inserted texts in context order of insertion: targets, then distractors."
     )
     languages: Languages = Field(description="Languages of needle, haystack and question.")
@@ -172,3 +300,7 @@ def item_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = SCHEMA_ID
     return schema
+
+
+_RECORDS = TypeAdapter(list[Needle])
+"""Validates needle records at once."""
