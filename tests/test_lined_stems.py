@@ -103,4 +103,9 @@ def test_the_deepest_position_is_the_snap_of_the_largest_aim(
     running = np.maximum.accumulate(wanted).tolist()
     assert positions.tolist() == [loop[k] for k in range(len(aims))]
     assert positions.tolist() == [item.snap_one(w, begin, hi) for w in running]
+    # without the window start as a place of its own, as the general way snaps the needles of an anchored window
+    unanchored = engine._snap_array(wanted, word_index, "line", begin, hi, None)
+    assert unanchored is not None
+    loop = engine._snap_all([int(w) for w in wanted], list(range(len(aims))), word_index, bounds, begin, hi, None)
+    assert unanchored.tolist() == [loop[k] for k in range(len(aims))]
     assert all(bisect.bisect_left(bounds, p) < len(bounds) for p in positions.tolist())

@@ -1,4 +1,6 @@
-"""`needlec.util.shuffling.shuffle` against the standard library's `random.Random.shuffle` itself."""
+"""`needlec.util.shuffling` against the standard library's `random.Random` itself: `shuffle` against its
+`shuffle`, `random_floats` against its `random`, and the depths drawn with them (`random_depths`) against the
+depths drawn one call at a time."""
 
 from __future__ import annotations
 
@@ -6,7 +8,10 @@ import random
 
 import pytest
 
-from needlec.util.shuffling import shuffle
+from needlec.compile import plan
+from needlec.compile.plan import random_depths
+from needlec.spec.models import RandomDepthsRule
+from needlec.util.shuffling import random_floats, shuffle
 
 
 @pytest.mark.parametrize("size", [0, 1, 2, 3, 7, 64, 255, 256, 257, 300, 1000, 5000])
@@ -50,3 +55,30 @@ def test_another_generator_class_uses_its_own_shuffle() -> None:
     theirs.shuffle(stdlib)
     assert mine == stdlib
     assert ours.getstate() == theirs.getstate()
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 31, 32, 300, 1000])
+def test_random_floats_are_the_floats_random_draws(count: int) -> None:
+    for seed in range(10):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        ours.getrandbits(13)
+        theirs.getrandbits(13)
+        floats = random_floats(ours, count)
+        assert floats.tolist() == [theirs.random() for _ in range(count)]
+        assert ours.getstate() == theirs.getstate()
+
+
+@pytest.mark.parametrize(("count", "low", "high", "gap"), [(32, 0, 100, 0), (300, 0, 100, 0), (100, 5.5, 95, 0.25)])
+def test_random_depths_with_numpy_are_those_of_the_loop(
+    count: int, low: float, high: float, gap: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rule = RandomDepthsRule(low=low, high=high, min_gap=gap)
+    for seed in range(20):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        vector = random_depths(rule, count, ours)
+        with monkeypatch.context() as patched:
+            patched.setattr(plan, "RANDOM_DEPTHS_VECTOR", 10**9)
+            loop = random_depths(rule, count, theirs)
+        assert vector == loop
+        assert all(type(depth) is float for depth in vector)
+        assert ours.getstate() == theirs.getstate()

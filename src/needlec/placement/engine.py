@@ -329,7 +329,7 @@ class Counter:
         self._first_chars: Any = None  # the first characters of the verified line classes' lines
         self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
         self._lined_views: dict[str, tuple[frozenset[int], frozenset[int]] | None] = {}  # `_lined_view` per snap
-        self._lined_joints: dict[tuple[str, frozenset[int], frozenset[int]], bool] = {}  # `_lined_texts`
+        self._lined_joints: dict[tuple[str, frozenset[int]], bool] = {}  # `_lined_texts`, per set of last characters
         # `_line_counts`' last result: start, inserts, checkpoints, running counts, gaps
         self._last_lines: tuple[int, list[Insert], list[int], list[int], list[int]] | None = None
         self._last_texts: tuple[list[str], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None  # `_text_codes`
@@ -637,8 +637,12 @@ class Counter:
         CJK ideograph), the two counts added (each memoised: the haystack's edge stretches recur, the
         prompt around the context is the same for every end an item tries). The normaliser works character by
         character and keeps a blank a blank, so the pre-tokenizer splits there and drops it: the pieces the
-        model sees are those of each side in turn."""
+        model sees are those of each side in turn. Where they meet at a point of a class that verified on the
+        haystack (`_joins`: a word list's line start before a needle that ends the context), the counts add up
+        for any tokenizer."""
         if self._blanks and self.tokenizer.splits_at(left[-1:], right[:1]):
+            return self.encoded(left) + self.encoded(right)
+        if left and right and self.index.safe_classes and self._joins(left, right):
             return self.encoded(left) + self.encoded(right)
         return self.encoded(left + right)
 
@@ -834,13 +838,7 @@ class Counter:
         ends[:-1] = ~same
         after = at[ends]
         rights = (last[ids[ends]] << 42) | (codes[after].astype(np.int64) << 21) | codes[after + 1]
-        probes = set(np.concatenate((rights, (lefts << 42) | heads[ids])).tolist())
-        joints = self._joint_codes
-        match = self._patterns()[0].match
-        for k in probes - joints.keys():
-            chars = chr(k >> 42) + chr(k >> 21 & _NO_CHAR) + ("" if k & _NO_CHAR == _NO_CHAR else chr(k & _NO_CHAR))
-            joints[k] = match(chars, 1) is not None
-        if not all(map(joints.__getitem__, probes)):
+        if not self._all_joints(set(np.concatenate((rights, (lefts << 42) | heads[ids])).tolist())):
             return None
         gaps = safe_tok[ats]
         gaps[1:] -= gaps[:-1].copy()
@@ -870,26 +868,31 @@ class Counter:
     def _lined_texts(self, snap: str, texts: list[str]) -> bool:
         """Whether inserts of `texts` read as their own rotated windows at any boundary of `snap` (`_rotated_at`'s
         joints for every character that can come before one and every pair that can follow it), where the
-        boundaries allow it (`_lined_view`). Memoised by the texts' first two and last characters."""
+        boundaries allow it (`_lined_view`). The joints after the texts are checked once per set of last
+        characters (every pair of the haystack's), the joints before them once each (`_joint_codes`)."""
         view = self._lined_view(snap) if len(self.index.text) <= SAFE_TABLE_CHARS else None
         if view is None:
             return False
         lefts, pairs = view
         distinct = set(texts)
         lasts = frozenset(ord(t[-1]) for t in distinct)
-        heads = frozenset(ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct)
-        key = (snap, lasts, heads)
-        got = self._lined_joints.get(key)
-        if got is None:
-            probes = {left << 42 | head for left in lefts | lasts for head in heads}
-            probes |= {last << 42 | pair for last in lasts for pair in pairs}
-            joints = self._joint_codes
-            match = self._patterns()[0].match
-            for k in probes - joints.keys():
-                chars = chr(k >> 42) + chr(k >> 21 & _NO_CHAR) + ("" if k & _NO_CHAR == _NO_CHAR else chr(k & _NO_CHAR))
-                joints[k] = match(chars, 1) is not None
-            got = self._lined_joints[key] = all(map(joints.__getitem__, probes))
-        return got
+        heads = {ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct}
+        after = self._lined_joints.get((snap, lasts))
+        if after is None:
+            after = self._lined_joints[(snap, lasts)] = self._all_joints(
+                {last << 42 | pair for last in lasts for pair in pairs}
+            )
+        return after and self._all_joints({left << 42 | head for left in lefts | lasts for head in heads})
+
+    def _all_joints(self, probes: set[int]) -> bool:
+        """Whether every joint of `probes` (three characters keyed by their code points, as `_rotated_at` keys
+        them) is a point of a verified class, each checked once (`_joint_codes`)."""
+        joints = self._joint_codes
+        match = self._patterns()[0].match
+        for k in probes - joints.keys():
+            chars = chr(k >> 42) + chr(k >> 21 & _NO_CHAR) + ("" if k & _NO_CHAR == _NO_CHAR else chr(k & _NO_CHAR))
+            joints[k] = match(chars, 1) is not None
+        return all(map(joints.__getitem__, probes))
 
     def _text_codes(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """For `_rotation`: each text's rank among the distinct texts, and per distinct text its last
@@ -980,10 +983,10 @@ class Counter:
     def _in_order(self, start: int, end: int, inserts: list[Insert]) -> bool:
         """Whether the inserts are in position order and inside [start, end] (what `_windows` needs)."""
         previous = start
-        for ins in inserts:
-            if ins.pos < previous:
+        for pos in inserts.positions if isinstance(inserts, InsertColumns) else map(_POS, inserts):
+            if pos < previous:
                 return False
-            previous = ins.pos
+            previous = pos
         return previous <= end
 
     def count(self, start: int, end: int, inserts: list[Insert], prefix: str = "", suffix: str = "") -> int:
@@ -1092,7 +1095,7 @@ class Counter:
             if right(ins.pos + 1) < tail_start:
                 break
             tail_start = min(tail_start, left(ins.pos - 2))
-        positions = [ins.pos for ins in inserts]
+        positions = inserts.positions if isinstance(inserts, InsertColumns) else list(map(_POS, inserts))
 
         def framed(a: int, b: int, before: str, after: str) -> int:
             within = inserts[bisect.bisect_left(positions, a) : bisect.bisect_right(positions, b)]
@@ -1265,7 +1268,7 @@ class _LinedItem:
 
         self.counter, self.snap, self.texts, self.needles, self.order = counter, snap, texts, needles, order
         self.joiner, self.prefix, self.suffix, self.target, self.depths = joiner, prefix, suffix, target, depths
-        self.ending = sum(depth >= 100.0 for depth in depths)  # needles that must end the context
+        self.ending = sum(depth >= 100.0 for depth in depths) if max(depths) >= 100.0 else 0  # needles ending it
         self.bounds = counter.index.boundaries(snap)
         self.aims = np.asarray(aimed, dtype=np.int64)
         self.top: list[int] = np.maximum.accumulate(self.aims).tolist()  # the largest aim of the first k + 1
@@ -1445,7 +1448,7 @@ class _LinedStart:
         end = bounds[lo]
         if got != item.target:
             return _Short(item.target - got, self.begin, end, None, lo, None, n - 1, self.laid)
-        return self.window(end, self._ending(end))
+        return self.window(end, ending=True)
 
     def _deepest_by_stem(self, k_end: int) -> Placement | _Short | None:
         """`_end_with_deepest` the general way, with this start's positions and stem."""
@@ -1466,22 +1469,26 @@ class _LinedStart:
             self.stem,
         )
 
-    def window(self, end: int, inserts: list[Insert]) -> Placement:
-        """The exact window from `begin` to `end` with `inserts` (each in place, or the deepest ending it): its
-        count less what the frame adds (`Counter.frame_delta`), and each needle's offsets as `_measure` gives them,
-        the token offsets by arithmetic (every insert before `end` is its own rotated window there)."""
+    def window(self, end: int, ending: bool = False) -> Placement:
+        """The exact window from `begin` to `end` with every insert in place, or with the deepest ending it
+        (`ending`): its count less what the frame adds (`Counter.frame_delta`), and each needle's offsets as
+        `_measure` gives them, the token offsets by arithmetic (every insert before `end` is its own rotated
+        window there). The inserts are kept as columns (`InsertColumns`)."""
         import numpy as np
 
         item = self.item
         counter, index = item.counter, item.counter.index
-        target, n = item.target, len(inserts)
-        context_tokens = target - counter.frame_delta(self.begin, end, inserts, item.prefix, item.suffix)
+        target, n = item.target, len(item.texts)
+        positions, texts = self.spots, item.texts
+        if ending:
+            positions, texts = [*positions[:-1], end], [*texts[:-1], item.needles[item.order[-1]]]
+        inserts = InsertColumns(positions, texts)
+        context_tokens = target - counter.frame_delta(self.begin, end, inserts, item.prefix, item.suffix)  # type: ignore[arg-type]
         at = np.asarray(self.spots, dtype=np.int64)
         _, safe_tok = index.safe_arrays()
         # the count up to each insert without the frame: the first stretch, the haystack to it, the inserts before
         tokens = safe_tok[index.safe_of()[at]] if len(index.text) <= SAFE_TABLE_CHARS else self._safe_tokens(at)
         offsets = tokens + (counter.encoded(self.first_stretch) - self.b_tok) + item.own[:n]
-        ending = inserts[-1].pos == end
         if ending:  # the deepest ends the context: the count from the insert before it to it, as `offsets` has it
             before = int(at[n - 2])
             through = int(offsets[n - 2]) + item.owns[n - 1] - item.owns[n - 2]
@@ -1490,15 +1497,19 @@ class _LinedStart:
         chars = at - self.begin + written
         if ending:
             chars[n - 1] = end - self.begin + written[n - 1]
-        return Placement(
+        by_needle = offsets[item.by_needle]
+        placed = Placement(
             start=self.begin,
             end=end,
-            inserts=tuple(inserts),
+            inserts=inserts,
             total_tokens=target,
             context_tokens=context_tokens,
-            needle_tokens=tuple(offsets[item.by_needle].tolist()),
+            needle_tokens=tuple(by_needle.tolist()),
             needle_chars=tuple(chars[item.by_needle].tolist()),
         )
+        if context_tokens:  # `Placement.depths`, from the array (the same floats: 100.0 * t, then / the total)
+            object.__setattr__(placed, "_depths", tuple(round_many(100.0 * by_needle / context_tokens)))
+        return placed
 
     def _safe_tokens(self, at: np.ndarray) -> np.ndarray:
         import numpy as np
@@ -1846,11 +1857,10 @@ def _place_on_boundaries(
     filled) closest to the depths. Long sentences and several needles in a short context (NeedleBench's
     Chinese M-RS at 1,000 tokens) need this: few starts are exact, fewer within the tolerance.
     """
-    tok = index.tokenizer
     text = index.text
     bounds = index.boundaries(snap)
     needle_tokens = _needle_tokens(counter, needles, joiner) if sizes is None else sizes
-    frame_tokens = (tok.count(prefix) if prefix else 0) + (tok.count(suffix) if suffix else 0)
+    frame_tokens = (counter.encoded(prefix) if prefix else 0) + (counter.encoded(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
     if hay_tokens < 2 * MARGIN_TOKENS or not needles:
@@ -1998,7 +2008,7 @@ def _place_on_boundaries(
                 learn(False, end, target - gap)
                 if gap == 0:
                     if fast is not None:
-                        placed = fast.window(end, fast.inserts)
+                        placed = fast.window(end)
                     else:
                         context_tokens = target - counter.frame_delta(begin, end, inserts, prefix, suffix)
                         placed = _measure(counter, text, begin, end, inserts, needles, order, target, context_tokens)
@@ -2534,17 +2544,20 @@ def _snap_array(
     n = len(bounds)
     if not n:
         return None
-    x = tok_char[np.clip(wanted, 0, index.n_tokens)]
-    y = np.clip(x, lo, hi)
+    x = tok_char[np.minimum(np.maximum(wanted, 0), index.n_tokens)]
+    y = np.minimum(np.maximum(x, lo), hi)
     j = np.searchsorted(bounds, y, side="left")
+    # bounds[j - 1] < y <= bounds[j], and lo <= y <= hi: the boundary before y is below `hi` and the one at or
+    # after it not below `lo`, so each is in range where it is not beyond its own end of the range
     before = bounds[np.maximum(j - 1, 0)]
     after = bounds[np.minimum(j, n - 1)]
-    before_ok = (j > 0) & (before >= lo) & (before <= hi)
-    after_ok = (j < n) & (after >= lo) & (after <= hi)
-    nearer_after = after_ok & (~before_ok | (np.abs(after - y) < np.abs(before - y)))
+    before_ok = (j > 0) & (before >= lo)
+    after_ok = (j < n) & (after <= hi)
+    # the one after is nearer where it is closer to y than the one before (after - y < y - before), ties to before
+    nearer_after = after_ok & (~before_ok | (after + before < 2 * y))
     q = np.where(nearer_after, after, np.where(before_ok, before, lo))
-    if always is not None:
-        q = np.where((~before_ok & ~after_ok) | (np.abs(always - x) < np.abs(q - x)), always, q)
+    if always is not None:  # (where neither is in range, q is `lo`, which `always` is)
+        q = np.where(np.abs(always - x) < np.abs(q - x), always, q)
     placed: np.ndarray = np.maximum.accumulate(q)
     return placed
 

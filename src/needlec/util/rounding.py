@@ -13,6 +13,10 @@ any that are not finite or too large for that margin, are rounded by Python itse
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 NEAR_HALF = 1e-6
 """How close to a half (in units of the last decimal kept) a scaled value must be to be left to Python."""
@@ -21,11 +25,12 @@ LARGEST = 1e9
 """Scaled values from this size on are left to Python (their last place is no longer far below the margin)."""
 
 
-def round_many(values: Sequence[float], digits: int = 4) -> list[float]:
-    """`[round(x, digits) for x in values]` for floats, worked out by numpy where that gives the same floats (an
-    int comes back as a float)."""
+def round_many(values: Sequence[float] | np.ndarray, digits: int = 4) -> list[float]:
+    """`[round(x, digits) for x in values]` for floats (a list, or a float64 array), worked out by numpy where that
+    gives the same floats (an int comes back as a float)."""
     if len(values) < 32 or not 0 <= digits <= 8:
-        return [round(x, digits) for x in values]
+        listed = values.tolist() if not isinstance(values, Sequence) else values  # (an array's floats as Python's)
+        return [round(x, digits) for x in listed]
     import numpy as np
 
     given = np.asarray(values, dtype=np.float64)

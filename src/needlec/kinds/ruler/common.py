@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from needlec.errors import NeedlecError
 from needlec.util.absence import Absence
+from needlec.util.shuffling import random_floats
 
 if TYPE_CHECKING:
     import numpy as np
@@ -108,21 +109,13 @@ class DistinctPool:
 
 
 def random_letters(rng: random.Random, count: int, letters: str) -> str:
-    """`count` characters of `letters`, those `rng.choices(letters, k=count)` draws, leaving the rng as it does.
-
-    `choices` takes letters[floor(random() * len(letters))], and `random()` is made of two 32-bit outputs
-    of the generator, a >> 5 and b >> 6, as (a * 2**26 + b) / 2**53. `getrandbits(64 * count)` hands out
-    the same outputs in the same order (its lowest 32 bits first), so the same floats are worked out here
-    with numpy, each operation exact or rounded as in C."""
+    """`count` characters of `letters`, those `rng.choices(letters, k=count)` draws, leaving the rng as it does:
+    `choices` takes letters[floor(random() * len(letters))] (`random_floats`)."""
     if count <= 0:
         return ""
     import numpy as np
 
-    words = np.frombuffer(rng.getrandbits(64 * count).to_bytes(8 * count, "little"), dtype="<u4")
-    high = (words[0::2] >> 5).astype(np.float64)
-    low = (words[1::2] >> 6).astype(np.float64)
-    value = (high * 67108864.0 + low) * (1.0 / 9007199254740992.0)
-    picked = np.floor(value * float(len(letters))).astype(np.intp)
+    picked = np.floor(random_floats(rng, count) * float(len(letters))).astype(np.intp)
     if letters.isascii():  # one byte a letter: the picked bytes are the text
         return np.frombuffer(letters.encode("ascii"), dtype=np.uint8)[picked].tobytes().decode("ascii")
     table = np.array(list(letters))

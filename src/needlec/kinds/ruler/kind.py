@@ -42,7 +42,14 @@ from typing import Any, Literal
 from pydantic import Field, StrictBool, model_validator
 
 from needlec.kinds.base import Draw, NeedleKindBase
-from needlec.kinds.ruler.common import DistinctPool, Exclusion, RulerGenerationError, join_english, shuffled
+from needlec.kinds.ruler.common import (
+    DistinctPool,
+    Exclusion,
+    RulerGenerationError,
+    join_english,
+    shuffle_order,
+    shuffled,
+)
 from needlec.kinds.ruler.keyvalue import KeyValueSpec, generate_keyvalue
 from needlec.kinds.ruler.passkey import PasskeySpec, generate_passkey
 from needlec.kinds.ruler.qa_corpus import draw_qa
@@ -449,7 +456,9 @@ class RulerKind(NeedleKindBase):
         # the pool holds no haystack word (`bind_haystacks`): drawn in one random order, by one buffer of
         # random bytes (`shuffled`), the first words that are no part of one another taken
         common: list[str] = []
-        for word in shuffled(rng, self.common_pool):
+        pool = self.common_pool
+        for i in shuffle_order(rng, len(pool)).tolist():  # (the pool's order: a dozen words of it are read)
+            word = pool[i]
             if not any(word in other or other in word for other in common):
                 common.append(word)
                 if len(common) == c.num_common:
