@@ -272,6 +272,8 @@ SNAP_VECTOR_MIN = 32
 SAFE_TABLE_CHARS = 64_000_000
 """Longest haystack text whose safe points are looked up by a table of one int32 per character
 (`HaystackIndex.safe_of`, at most 256 MB) when hundreds of inserts are checked at once; longer ones search."""
+PROMPT_SCAN = 256
+"""Characters of a prompt's text searched at a time, back from its end, for its last class point (`_prompt_points`)."""
 LINE_BATCH = 16
 """Fewest uncounted lines of a block that a counter encodes together rather than one by one."""
 LONG_INSERT = 256
@@ -328,6 +330,8 @@ class Counter:
         self._per_line: dict[str, int] = {}  # `_lines_tokens`: a line's tokens with its line break (-1: not verified)
         self._first_chars: Any = None  # the first characters of the verified line classes' lines
         self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
+        self._apart: dict[str, bool] = {}  # `_ends_apart`, by the two characters around a safe point
+        self._prompt_cuts: dict[str, tuple[int, int]] = {}  # `_prompt_points`, by the prompt's text
         self._lined_views: dict[str, tuple[frozenset[int], frozenset[int]] | None] = {}  # `_lined_view` per snap
         self._lined_joints: dict[tuple[str, frozenset[int]], bool] = {}  # `_lined_texts`, per set of last characters
         # `_line_counts`' last result: start, inserts, checkpoints, running counts, gaps
@@ -406,15 +410,29 @@ class Counter:
         count needs it: a frame's delta does not, as the interior is the same with the frame."""
         got = self._interiors.get(text)
         if got is None:
-            inner = text[head:tail]
-            got = self._inners.get(inner)
+            got = self._lines_interior(text, head, tail)
             if got is None:
-                got = self._interior(inner)
-                self._remember_long(inner)
-                self._inners[inner] = got
+                inner = text[head:tail]
+                got = self._inners.get(inner)
+                if got is None:
+                    got = self._interior(inner)
+                    self._remember_long(inner)
+                    self._inners[inner] = got
             self._remember_long(text)
             self._interiors[text] = got
         return got
+
+    def _lines_interior(self, text: str, head: int, tail: int) -> int | None:
+        """A `Lines` block's interior between two of its line starts, from its lines' counts (`_lines_tokens`: the
+        block with a line break after it, split at every line start), less its lines before `head` and after
+        `tail` (with that line break): FWE's blocks, whose interiors would otherwise be split and tallied line by
+        line. None where the block is not counted by its lines or a cut is not at a line start."""
+        if not isinstance(text, Lines) or not 0 < head < tail or text[head - 1] != "\n" or text[tail - 1] != "\n":
+            return None
+        whole = self._lines_tokens(text)
+        if whole is None:
+            return None
+        return whole - self.encoded(text[:head]) - self.encoded(text[tail:] + "\n")
 
     def _patterns(self) -> tuple[Any, Any]:
         """The verified classes' points as one pattern, searching forwards and backwards."""
@@ -433,6 +451,19 @@ class Counter:
         got = self._joints.get(probe)
         if got is None:
             got = self._joints[probe] = self._patterns()[0].match(probe, 1) is not None
+        return got
+
+    def _ends_apart(self, text: str, s: int) -> bool:
+        """Whether the text up to safe point `s` and the one character after it count apart when nothing follows
+        that character: a verified class's pattern marks `s` with only those two characters around it (the
+        punctuation class at a Chinese full stop, whose pattern looks one character ahead). The count of a
+        context up to a rotated insert that shares that one character with the haystack is then the count up to
+        `s` and the character's own (`offsets`); a class that looks further (a space between words) is not
+        trusted there. Memoised by the two characters."""
+        probe = text[s - 1 : s + 1]
+        got = self._apart.get(probe)
+        if got is None:
+            got = self._apart[probe] = len(probe) == 2 and self._patterns()[0].match(probe, 1) is not None
         return got
 
     def _any_cut(self, text: str, places: range) -> int | None:
@@ -513,10 +544,12 @@ class Counter:
         )  # kept as `_cuts` keeps the text, and emptied with it (`_remember_long`)
         return got
 
-    def joined_tokens(self, text: str, joiner: str) -> int:
+    def joined_tokens(self, text: str, joiner: str, whole: str | None = None) -> int:
         """`tokens(text + joiner)`, for a `Lines` text whose last line the joiner ends (a line break) added up
-        from its lines (`_lines_tokens`) where that holds."""
-        whole = text + joiner
+        from its lines (`_lines_tokens`) where that holds. `whole`, where the caller has it, is `text + joiner`
+        (the one string kept: its hash is worked out once)."""
+        if whole is None:
+            whole = text + joiner
         if isinstance(text, Lines) and joiner == "\n" and len(whole) >= LONG_INSERT:
             got = self._totals.get(whole)
             if got is None:
@@ -537,15 +570,17 @@ class Counter:
         per_line = self._per_line
         if len(per_line) >= self.MEMO_LIMIT:
             per_line.clear()
+        if not self._first_line_chars() or not text.consistent():
+            return None
+        return text.weighted(self._line_tokens, self._lines_tokens_many)
+
+    def _first_line_chars(self) -> Any:
+        """The first characters of the verified line classes' lines, as a pattern (False: no such class)."""
         first = self._first_chars
         if first is None:
             firsts = "".join(LINE_CLASSES[c] for c in LINE_CLASSES if c in self.index.safe_classes)
             first = self._first_chars = re.compile(f"[{firsts}]") if firsts else False
-        if not first:
-            return None
-        if not text.consistent():
-            return None
-        return text.weighted(self._line_tokens, self._lines_tokens_many)
+        return first
 
     def _verified_line(self, line: str) -> bool:
         """Whether a line of a block can be counted alone: it begins with a character of a verified line class
@@ -608,9 +643,10 @@ class Counter:
         if len(inserts) == 1:  # the usual seam: one short insert inside the window
             ins = inserts[0]
             if a <= ins.pos <= b and len(ins.text) < LONG_INSERT:
-                return self.encoded(prefix + text[a : ins.pos] + ins.text + text[ins.pos : b] + suffix)
+                return self.framed(prefix, text[a : ins.pos] + ins.text + text[ins.pos : b], suffix)
         total = 0
-        parts = [prefix]
+        parts: list[str] = []
+        head = prefix  # the prefix before the first stretch, the suffix after the last (`framed`)
         cursor = a
         for ins in inserts:
             if not a <= ins.pos <= b:
@@ -620,16 +656,64 @@ class Counter:
             if cut is None:
                 parts.append(ins.text)
             else:
-                head, tail = cut
-                parts.append(ins.text[:head])
-                total += self.encoded("".join(parts))
+                start, tail = cut
+                parts.append(ins.text[:start])
+                total += self.framed(head, "".join(parts), "")
+                head = ""
                 if interiors:
-                    total += self._interior_of(ins.text, head, tail)
+                    total += self._interior_of(ins.text, start, tail)
                 parts = [ins.text[tail:]]
             cursor = ins.pos
         parts.append(text[cursor:b])
-        parts.append(suffix)
-        return total + self.encoded("".join(parts))
+        return total + self.framed(head, "".join(parts), suffix)
+
+    def framed(self, prefix: str, body: str, suffix: str) -> int:
+        """`encoded(prefix + body + suffix)`, a window's text with the prompt around it (`_frame_apart`)."""
+        total, text = self._frame_apart(prefix, body, suffix)
+        return total + self.encoded(text)
+
+    def _frame_apart(self, prefix: str, body: str, suffix: str) -> tuple[int, str]:
+        """The count of the prompt's text that counts apart from a window's `body`, and the text left to encode
+        with it. The prompt meets the body at a point of a class that verified on the haystack (`_joins`), or
+        holds such a point itself, at least two characters from the body (`_prompt_points`): the counts add up
+        there, and the part of the prompt beyond it counts alone (memoised: it is the same for every window an
+        item tries, and it is long beside a seam window)."""
+        if not (prefix or suffix) or not self.index.safe_classes:
+            return 0, prefix + body + suffix
+        total = 0
+        if prefix:
+            if body and self._joins(prefix, body):
+                total, prefix = self.encoded(prefix), ""
+            else:
+                cut = self._prompt_points(prefix)[0]
+                if cut:
+                    total, prefix = self.encoded(prefix[:cut]), prefix[cut:]
+        if suffix:
+            if body and self._joins(body, suffix):
+                total, suffix = total + self.encoded(suffix), ""
+            else:
+                cut = self._prompt_points(suffix)[1]
+                if cut:
+                    total, suffix = total + self.encoded(suffix[cut:]), suffix[:cut]
+        return total, prefix + body + suffix
+
+    def _prompt_points(self, text: str) -> tuple[int, int]:
+        """The last and the first point of a verified class in a prompt's text, each with the characters its
+        pattern looks at inside the text (one before it, two after), or 0 where there is none. Memoised by
+        the text."""
+        got = self._prompt_cuts.get(text)
+        if got is None:
+            pattern, n = self._patterns()[0], len(text)
+            first = pattern.search(text, 1)
+            last, lo = 0, n
+            while lo > 1 and not last:  # back from the end, a stretch at a time
+                lo = max(1, lo - PROMPT_SCAN)
+                last = max((m.start() for m in pattern.finditer(text, lo) if m.start() <= n - 2), default=0)
+            got = (last, first.start() if first is not None and first.start() <= n - 2 else 0)
+            if len(self._prompt_cuts) >= 1024:
+                self._prompt_cuts.clear()
+            self._prompt_cuts[text] = got
+        return got
 
     def joined(self, left: str, right: str) -> int:
         """`encoded(left + right)`; for a tokenizer that discards whitespace (`Tokenizer.drops_blanks`), where
@@ -728,7 +812,7 @@ class Counter:
                     m = k + 1  # the run of inserts at this position: k to m - 1
                     while m < n and inserts[m].pos == pos:
                         m += 1
-                    if for_offsets and pos - safe[at] == 1:
+                    if for_offsets and pos - safe[at] == 1 and not self._ends_apart(self.index.text, safe[at]):
                         turned = None
                     else:
                         turned = self._rotated(inserts[k:m], safe[at], inserts[m].pos if m < n else end, end)
@@ -874,9 +958,9 @@ class Counter:
         if view is None:
             return False
         lefts, pairs = view
-        distinct = set(texts)
-        lasts = frozenset(ord(t[-1]) for t in distinct)
-        heads = {ord(t[0]) << 21 | (ord(t[1]) if len(t) > 1 else _NO_CHAR) for t in distinct}
+        ends = {(t[:2], t[-1]) for t in texts}  # (not the texts themselves: FWE's are long, and hashed whole)
+        lasts = frozenset(ord(last) for _, last in ends)
+        heads = {ord(h[0]) << 21 | (ord(h[1]) if len(h) > 1 else _NO_CHAR) for h, _ in ends}
         after = self._lined_joints.get((snap, lasts))
         if after is None:
             after = self._lined_joints[(snap, lasts)] = self._all_joints(
@@ -1034,14 +1118,17 @@ class Counter:
             tail = suffix if b == end else ""
             if last - first == 1 and len(inserts[first].text) < LONG_INSERT:
                 ins = inserts[first]
-                piece = head + text[a : ins.pos] + ins.text + text[ins.pos : b] + tail
+                piece = text[a : ins.pos] + ins.text + text[ins.pos : b]
             elif last == first:
-                piece = head + text[a:b] + tail
+                piece = text[a:b]
             elif all(len(ins.text) < LONG_INSERT for ins in inserts[first:last]):
-                piece = head + assemble(text, a, b, inserts[first:last]) + tail
+                piece = assemble(text, a, b, inserts[first:last])
             else:
                 total += self.piece(a, b, inserts[first:last], head, tail)
                 continue
+            if head or tail:  # the prompt around the context: counted apart where a class point allows
+                apart, piece = self._frame_apart(head, piece, tail)
+                total += apart
             known = memo.get(piece)
             if known is not None:
                 total += known
@@ -1240,6 +1327,31 @@ class _Stem:
             k -= 1
         return counter.count(self.begin, end, inserts, self.prefix, suffix)
 
+    def count_ending(self, end: int, ending: list[str], suffix: str = "") -> int:
+        """`count(end, inserts, shared, suffix)` for the stem's inserts but its last `len(ending)`, which are the
+        texts `ending` at `end` instead (the deepest needles moved to the window's end, `_end_with_deepest`),
+        without making that list of inserts for every end tried."""
+        counter, inserts = self.counter, self.inserts
+        shared = len(inserts) - len(ending)
+        k = bisect.bisect_right(self.points, end - 2) - 1
+        while k >= 0:
+            r = self.before[k]
+            point = self.points[k]
+            if r < shared or (r == shared and (not ending or end >= point + 2)):
+                if r == shared and len(ending) == 1 and len(ending[0]) < LONG_INSERT:
+                    # one insert that ends the window: its seam window is the window's last, so it reads as part
+                    # of the suffix
+                    return self._through(k) + counter.plain(point, end, ending[0] + suffix)
+                rest = [*inserts[r:shared], *(Insert(end, text) for text in ending)]
+                if not rest:
+                    return self._through(k) + counter.plain(point, end, suffix)
+                if counter._in_order(point, end, rest):
+                    return self._through(k) + counter.count(point, end, rest, "", suffix)
+                break
+            k -= 1
+        moved = [*inserts[:shared], *(Insert(end, text) for text in ending)]
+        return counter.count(self.begin, end, moved, self.prefix, suffix)
+
 
 class _LinedItem:
     """An item's inserts over a word list (`LINED_STEMS`): many inserts, each of which reads as its own rotated
@@ -1256,6 +1368,7 @@ class _LinedItem:
         snap: str,
         aimed: list[int],
         texts: list[str],
+        own: list[int],
         needles: list[str],
         order: list[int],
         joiner: str,
@@ -1272,7 +1385,7 @@ class _LinedItem:
         self.bounds = counter.index.boundaries(snap)
         self.aims = np.asarray(aimed, dtype=np.int64)
         self.top: list[int] = np.maximum.accumulate(self.aims).tolist()  # the largest aim of the first k + 1
-        self.own = _own_tokens(counter, texts)  # the inserts' own tokens, summed from 0
+        self.own = _own_tokens(own)  # the inserts' own tokens, summed from 0
         self.owns: list[int] = self.own.tolist()
         self.by_needle = np.argsort(np.asarray(order, dtype=np.int64), kind="stable")  # each needle's rank
         self.written = np.zeros(len(texts) + 1, dtype=np.int64)  # characters of the inserts before each
@@ -1285,6 +1398,7 @@ class _LinedItem:
         snap: str,
         aimed: list[int],
         texts: list[str],
+        own: list[int],
         needles: list[str],
         order: list[int],
         joiner: str,
@@ -1293,12 +1407,13 @@ class _LinedItem:
         target: int,
         depths: list[float],
     ) -> _LinedItem | None:
-        """The item's `_LinedItem`, or None where its starts are counted the general way."""
+        """The item's `_LinedItem` (`own`: each insert's own tokens, in order), or None where its starts are counted
+        the general way."""
         if not LINED_STEMS or len(texts) < SNAP_VECTOR_MIN or not counter.index.local or not all(texts):
             return None
         if not counter._lined_texts(snap, texts):
             return None
-        return cls(counter, snap, aimed, texts, needles, order, joiner, prefix, suffix, target, depths)
+        return cls(counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths)
 
     def snap_one(self, wanted: int, lo: int, hi: int) -> int:
         """`_snap_array`'s position for one target token, with `always` at `lo` (`hi` not below it)."""
@@ -1800,22 +1915,40 @@ def _aims(order: list[int], depths: list[float], needle_tokens: list[int], conte
     return out
 
 
-def _own_tokens(counter: Counter, texts: list[str]) -> np.ndarray:
-    """The running sum of the inserts' own tokens, from 0 (one more than the inserts), each counted as
-    `Counter._line_counts` counts it: where every insert is its own rotated window, the checkpoint counts of any
-    start are the haystack's tokens and these (`_lined_stem`)."""
+def _own_tokens(counts: list[int]) -> np.ndarray:
+    """The running sum of the inserts' own tokens `counts` (in order), from 0 (one more than the inserts): where
+    every insert is its own rotated window, the checkpoint counts of any start are the haystack's tokens and
+    these (`_LinedItem`)."""
     import numpy as np
 
-    own = {t: counter.encoded(t) if len(t) < LONG_INSERT else counter.tokens(t) for t in set(texts)}
-    sums = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(own.__getitem__, texts), dtype=np.int64, count=len(texts)), out=sums[1:])
+    sums = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(counts, dtype=np.int64), out=sums[1:])
     return sums
 
 
-def _needle_tokens(counter: Counter, needles: list[str], joiner: str) -> list[int]:
-    """Each needle's tokens with its joiner, counted once per distinct needle (CWE's 300 are ten words)."""
-    own = {n: counter.joined_tokens(n, joiner) for n in set(needles)}
-    return list(map(own.__getitem__, needles))
+def _needle_tokens(
+    counter: Counter, needles: list[str], joiner: str, texts: list[str] | None = None, order: list[int] | None = None
+) -> list[int]:
+    """Each needle's tokens with its joiner, counted once per distinct needle (CWE's 300 are ten words); `texts`
+    are the needles with the joiner in `order`, where the caller has made them (FWE's long blocks are then not
+    joined or hashed again, nor compared with each other: each is counted from its lines)."""
+    if texts is None or order is None:
+        own = {n: counter.joined_tokens(n, joiner) for n in set(needles)}
+        return list(map(own.__getitem__, needles))
+    counts = [0] * len(needles)
+    seen: dict[str, int] = {}
+    lined = joiner == "\n" and counter._first_line_chars()  # blocks of lines counted from their lines' counts
+    for i, whole in zip(order, texts, strict=True):
+        needle = needles[i]
+        if len(needle) >= LONG_INSERT:
+            got = counter._lines_tokens(needle) if lined and isinstance(needle, Lines) else None
+            counts[i] = got if got is not None else counter.joined_tokens(needle, joiner, whole)
+        else:
+            got = seen.get(needle)
+            if got is None:
+                got = seen[needle] = counter.joined_tokens(needle, joiner, whole)
+            counts[i] = got
+    return counts
 
 
 def _text_end(text: str, q: int, floor: int) -> int:
@@ -1859,13 +1992,14 @@ def _place_on_boundaries(
     """
     text = index.text
     bounds = index.boundaries(snap)
-    needle_tokens = _needle_tokens(counter, needles, joiner) if sizes is None else sizes
+    order = sorted(range(len(needles)), key=depths.__getitem__)  # (stable: equal depths in needle order)
+    texts = [needles[i] + joiner for i in order]  # each needle's insert text, in `order`: the same for every start
+    needle_tokens = _needle_tokens(counter, needles, joiner, texts, order) if sizes is None else sizes
     frame_tokens = (counter.encoded(prefix) if prefix else 0) + (counter.encoded(suffix) if suffix else 0)
     context_est = target - frame_tokens
     hay_tokens = context_est - sum(needle_tokens)
     if hay_tokens < 2 * MARGIN_TOKENS or not needles:
         return None
-    order = sorted(range(len(needles)), key=depths.__getitem__)  # (stable: equal depths in needle order)
     at_end = depths[order[-1]] >= 100.0  # the deepest needle ends the context
     after = bisect.bisect_right(bounds, start)
     shorts: list[_Short] = []  # windows ending at a sentence that fall short of the target, in the order found
@@ -1882,11 +2016,11 @@ def _place_on_boundaries(
     corrections: dict[bool, int | None] = {} if at_end else {False: None}
     if depths[order[-1]] >= DEEP_DEPTH:
         corrections[True] = None
-    # each needle's aim from a start's token index on, and its insert text, in `order`: the same for every start
+    # each needle's aim from a start's token index on, in `order`: the same for every start
     aimed = _aims(order, depths, needle_tokens, context_est)
-    texts = [needles[i] + joiner for i in order]
-    # many inserts over a word list: each start's counts by arithmetic (`_LinedItem`)
-    lined = _LinedItem.make(counter, snap, aimed, texts, needles, order, joiner, prefix, suffix, target, depths)
+    # many inserts over a word list: each start's counts by arithmetic (`_LinedItem`), with each insert's own tokens
+    own = [needle_tokens[i] for i in order] if sizes is None else [counter.tokens(t) for t in texts]
+    lined = _LinedItem.make(counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths)
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
     steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
     moves = {False: 0, True: 0}  # the largest move of an end search's correction from one start counted to the next
@@ -2206,14 +2340,14 @@ def _end_with_deepest(
     # the needles before `floor` stay put while the end moves, as the stem has them: each end costs the stem's
     # count up to its last checkpoint before the moved needles, and the stretch after it
     shared = len(order) - len(moving)
+    moved = [first[rank].text for rank in moving]
 
     known: dict[int, int] = {}  # count per boundary j: the search asks the one it settles on again
 
     def count(j: int) -> int:
         got = known.get(j)
         if got is None:
-            end, inserts = layout(j)
-            got = known[j] = stem.count(end, inserts, shared, suffix)
+            got = known[j] = stem.count_ending(bounds[j], moved, suffix)
         return got
 
     lo = _last_at_most(count, lo, hi, bisect.bisect_left(bounds, index.tok_char[min(k_end, index.n_tokens)]), target)
