@@ -49,6 +49,7 @@ def test_columns_make_the_records_validation_makes() -> None:
     assert list(records) == validated
     assert records[5] == validated[5] and records[-1].role == "distractor"
     assert records.rows() == [needle.model_dump(mode="json") for needle in validated]
+    assert [list(row) for row in records.rows()] == [list(needle.model_dump()) for needle in validated]  # key order
     assert records.column("char_offset") == columns["char_offsets"]
     assert NeedleRecords(validated).column("text") == columns["texts"]
     assert records == NeedleRecords(validated)

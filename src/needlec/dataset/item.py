@@ -107,7 +107,19 @@ class NeedleRecords(Sequence[Needle]):
         """The records as JSON-ready dicts (what `Item.row` writes for them)."""
         if self._columns is None:
             return [record.model_dump(mode="json") for record in self._records or ()]
-        return [dict(zip(NEEDLE_FIELDS, values, strict=True)) for values in zip(*self._columns, strict=True)]
+        return [
+            {
+                "id": i,
+                "role": r,
+                "language": lang,
+                "text": t,
+                "target_depth_percent": aimed,
+                "depth_percent": got,
+                "token_offset": tokens,
+                "char_offset": chars,
+            }  # (a dict display: several times faster than a dict of a zip; the keys are `NEEDLE_FIELDS`)
+            for i, r, lang, t, aimed, got, tokens, chars in zip(*self._columns, strict=True)
+        ]
 
     def _made(self) -> list[Needle]:
         if self._records is None:

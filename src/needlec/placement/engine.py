@@ -10,6 +10,7 @@ window end (or start, when a needle must be the last text) is then solved to the
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import operator
@@ -949,7 +950,7 @@ class Counter:
         self._lined_views[snap] = got
         return got
 
-    def _lined_texts(self, snap: str, texts: list[str]) -> bool:
+    def _lined_texts(self, snap: str, needles: list[str], joiner: str) -> bool:
         """Whether inserts of `texts` read as their own rotated windows at any boundary of `snap` (`_rotated_at`'s
         joints for every character that can come before one and every pair that can follow it), where the
         boundaries allow it (`_lined_view`). The joints after the texts are checked once per set of last
@@ -958,7 +959,10 @@ class Counter:
         if view is None:
             return False
         lefts, pairs = view
-        ends = {(t[:2], t[-1]) for t in texts}  # (not the texts themselves: FWE's are long, and hashed whole)
+        # each insert text's first two characters and its last, read off the needles (each distinct one once where
+        # they are short, CWE's 300 being ten words; FWE's long blocks are not hashed for it)
+        distinct = set(needles) if all(len(n) < LONG_INSERT for n in needles) else needles
+        ends = {((n[:2] if len(n) > 1 else (n + joiner)[:2]), (joiner or n)[-1]) for n in distinct}
         lasts = frozenset(ord(last) for _, last in ends)
         heads = {ord(h[0]) << 21 | (ord(h[1]) if len(h) > 1 else _NO_CHAR) for h, _ in ends}
         after = self._lined_joints.get((snap, lasts))
@@ -1387,9 +1391,23 @@ class _LinedItem:
         self.top: list[int] = np.maximum.accumulate(self.aims).tolist()  # the largest aim of the first k + 1
         self.own = _own_tokens(own)  # the inserts' own tokens, summed from 0
         self.owns: list[int] = self.own.tolist()
-        self.by_needle = np.argsort(np.asarray(order, dtype=np.int64), kind="stable")  # each needle's rank
-        self.written = np.zeros(len(texts) + 1, dtype=np.int64)  # characters of the inserts before each
-        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=self.written[1:])
+
+    @functools.cached_property
+    def by_needle(self) -> np.ndarray:
+        """Each needle's rank in `order` (for a window taken)."""
+        import numpy as np
+
+        return np.argsort(np.asarray(self.order, dtype=np.int64), kind="stable")
+
+    @functools.cached_property
+    def written(self) -> np.ndarray:
+        """The characters of the inserts before each, from 0 (for a window taken)."""
+        import numpy as np
+
+        texts = self.texts
+        written = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)), out=written[1:])
+        return written
 
     @classmethod
     def make(
@@ -1411,7 +1429,7 @@ class _LinedItem:
         the general way."""
         if not LINED_STEMS or len(texts) < SNAP_VECTOR_MIN or not counter.index.local or not all(texts):
             return None
-        if not counter._lined_texts(snap, texts):
+        if not counter._lined_texts(snap, needles, joiner):
             return None
         return cls(counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths)
 
@@ -1598,7 +1616,9 @@ class _LinedStart:
         if ending:
             positions, texts = [*positions[:-1], end], [*texts[:-1], item.needles[item.order[-1]]]
         inserts = InsertColumns(positions, texts)
-        context_tokens = target - counter.frame_delta(self.begin, end, inserts, item.prefix, item.suffix)  # type: ignore[arg-type]
+        context_tokens = self._context_tokens(end, ending)
+        if context_tokens is None:  # the count less what the frame adds at the context's two edges
+            context_tokens = target - counter.frame_delta(self.begin, end, inserts, item.prefix, item.suffix)  # type: ignore[arg-type]
         at = np.asarray(self.spots, dtype=np.int64)
         _, safe_tok = index.safe_arrays()
         # the count up to each insert without the frame: the first stretch, the haystack to it, the inserts before
@@ -1607,7 +1627,7 @@ class _LinedStart:
         if ending:  # the deepest ends the context: the count from the insert before it to it, as `offsets` has it
             before = int(at[n - 2])
             through = int(offsets[n - 2]) + item.owns[n - 1] - item.owns[n - 2]
-            offsets[n - 1] = through + counter.offsets(before, end, [inserts[-1]])[0]
+            offsets[n - 1] = through + counter.plain(before, end)  # (the haystack from that insert up to it)
         written = item.written[:n]
         chars = at - self.begin + written
         if ending:
@@ -1625,6 +1645,26 @@ class _LinedStart:
         if context_tokens:  # `Placement.depths`, from the array (the same floats: 100.0 * t, then / the total)
             object.__setattr__(placed, "_depths", tuple(round_many(100.0 * by_needle / context_tokens)))
         return placed
+
+    def _context_tokens(self, end: int, ending: bool) -> int | None:
+        """The context's count without the prompt around it, as the counts of this start's ends are made (its first
+        stretch without the prefix, the haystack's tokens and the inserts' own, the stretch after the last insert
+        kept in place without the suffix); None where the end is too close to that insert for it."""
+        item = self.item
+        counter, n = item.counter, len(item.order)
+        head = counter.encoded(self.first_stretch) - self.b_tok
+        if ending:
+            floor = self.item.snap_one(self.t_first + item.top[n - 2], self.begin, self.hi)
+            if end < floor + 2:
+                return None
+            text = item.needles[item.order[-1]]
+            through = head + self._tokens_at(floor) + item.owns[n - 1]
+            if len(text) >= LONG_INSERT:
+                return through + counter.count(floor, end, [Insert(end, text)])
+            return through + counter.plain(floor, end, text)
+        if end < self.last + 2:
+            return None
+        return head + self._tokens_at(self.last) + item.owns[n] + counter.plain(self.last, end)
 
     def _safe_tokens(self, at: np.ndarray) -> np.ndarray:
         import numpy as np
@@ -1932,7 +1972,7 @@ def _needle_tokens(
     """Each needle's tokens with its joiner, counted once per distinct needle (CWE's 300 are ten words); `texts`
     are the needles with the joiner in `order`, where the caller has made them (FWE's long blocks are then not
     joined or hashed again, nor compared with each other: each is counted from its lines)."""
-    if texts is None or order is None:
+    if texts is None or order is None or all(len(n) < LONG_INSERT for n in needles):
         own = {n: counter.joined_tokens(n, joiner) for n in set(needles)}
         return list(map(own.__getitem__, needles))
     counts = [0] * len(needles)
