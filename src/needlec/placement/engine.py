@@ -194,6 +194,8 @@ class Placement:
     needle_chars: tuple[int, ...]  # character offset of each needle inside the context
 
     _depths: tuple[float, ...] | None = field(default=None, init=False, repr=False, compare=False)
+    _error: float | None = field(default=None, init=False, repr=False, compare=False)
+    """`_depth_error` of the placement for the item that made it, where its layout worked it out (`_LinedStart`)."""
 
     def context(self, text: str, prefix: str = "", suffix: str = "") -> str:
         """The assembled context, after `prefix` and before `suffix` (a message's text around it)."""
@@ -961,7 +963,7 @@ class Counter:
         lefts, pairs = view
         # each insert text's first two characters and its last, read off the needles (each distinct one once where
         # they are short, CWE's 300 being ten words; FWE's long blocks are not hashed for it)
-        distinct = set(needles) if all(len(n) < LONG_INSERT for n in needles) else needles
+        distinct = set(needles) if max(map(len, needles)) < LONG_INSERT else needles
         ends = {((n[:2] if len(n) > 1 else (n + joiner)[:2]), (joiner or n)[-1]) for n in distinct}
         lasts = frozenset(ord(last) for _, last in ends)
         heads = {ord(h[0]) << 21 | (ord(h[1]) if len(h) > 1 else _NO_CHAR) for h, _ in ends}
@@ -1380,17 +1382,34 @@ class _LinedItem:
         suffix: str,
         target: int,
         depths: list[float],
+        judged: tuple[list[int], float | None, int],
     ) -> None:
         import numpy as np
 
         self.counter, self.snap, self.texts, self.needles, self.order = counter, snap, texts, needles, order
         self.joiner, self.prefix, self.suffix, self.target, self.depths = joiner, prefix, suffix, target, depths
+        # what a window is judged by: each needle's tokens, the depth tolerance and the number of targets
+        self.needle_tokens, self.tolerance, self.targets = judged
         self.ending = sum(depth >= 100.0 for depth in depths) if max(depths) >= 100.0 else 0  # needles ending it
         self.bounds = counter.index.boundaries(snap)
         self.aims = np.asarray(aimed, dtype=np.int64)
         self.top: list[int] = np.maximum.accumulate(self.aims).tolist()  # the largest aim of the first k + 1
         self.own = _own_tokens(own)  # the inserts' own tokens, summed from 0
         self.owns: list[int] = self.own.tolist()
+
+    def depth_error(self, chars: np.ndarray, achieved: list[float], total: int) -> float | None:
+        """`_depth_error` of a window with every needle a target, worked out in insert order from its arrays
+        (`chars`: each insert's character offset, `achieved`: each one's depth): the same sums, the inserts being
+        in character order already; None where two inserts share a character (the general way then decides)."""
+        import numpy as np
+
+        if len(chars) > 1 and bool((chars[1:] <= chars[:-1]).any()):
+            return None
+        tokens = np.asarray([self.needle_tokens[i] for i in self.order], dtype=np.int64)
+        after = np.cumsum(tokens[::-1])[::-1]  # the needles' tokens from each on: how deep it can sit
+        reachables = 100.0 * np.maximum(0, total - after) / total
+        aimed = np.minimum(np.asarray(self.depths, dtype=np.float64)[np.asarray(self.order)], reachables)
+        return float(np.abs(np.asarray(achieved, dtype=np.float64) - aimed).max())
 
     @functools.cached_property
     def by_needle(self) -> np.ndarray:
@@ -1424,14 +1443,16 @@ class _LinedItem:
         suffix: str,
         target: int,
         depths: list[float],
+        judged: tuple[list[int], float | None, int],
     ) -> _LinedItem | None:
-        """The item's `_LinedItem` (`own`: each insert's own tokens, in order), or None where its starts are counted
-        the general way."""
+        """The item's `_LinedItem` (`own`: each insert's own tokens, in order; `judged`: each needle's tokens as a
+        window is judged, the depth tolerance and the number of targets), or None where its starts are counted the
+        general way."""
         if not LINED_STEMS or len(texts) < SNAP_VECTOR_MIN or not counter.index.local or not all(texts):
             return None
         if not counter._lined_texts(snap, needles, joiner):
             return None
-        return cls(counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths)
+        return cls(counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths, judged)
 
     def snap_one(self, wanted: int, lo: int, hi: int) -> int:
         """`_snap_array`'s position for one target token, with `always` at `lo` (`hi` not below it)."""
@@ -1482,11 +1503,16 @@ class _LinedStart:
     def spots(self) -> list[int]:
         """The inserts' positions, in order (`_snap_ordered`'s)."""
         if self._spots is None:
-            item = self.item
-            at = _snap_array(item.aims + self.t_first, item.counter.index, item.snap, self.begin, self.hi, self.begin)
-            assert at is not None  # (`hi` is not below `begin`, and the snap has boundaries)
-            self._spots = at.tolist()
+            self._spots = self.spot_array.tolist()
         return self._spots
+
+    @functools.cached_property
+    def spot_array(self) -> np.ndarray:
+        """`spots` as an array."""
+        item = self.item
+        at = _snap_array(item.aims + self.t_first, item.counter.index, item.snap, self.begin, self.hi, self.begin)
+        assert at is not None  # (`hi` is not below `begin`, and the snap has boundaries)
+        return at
 
     @property
     def inserts(self) -> list[Insert]:
@@ -1607,7 +1633,6 @@ class _LinedStart:
         (`ending`): its count less what the frame adds (`Counter.frame_delta`), and each needle's offsets as
         `_measure` gives them, the token offsets by arithmetic (every insert before `end` is its own rotated
         window there). The inserts are kept as columns (`InsertColumns`)."""
-        import numpy as np
 
         item = self.item
         counter, index = item.counter, item.counter.index
@@ -1619,7 +1644,7 @@ class _LinedStart:
         context_tokens = self._context_tokens(end, ending)
         if context_tokens is None:  # the count less what the frame adds at the context's two edges
             context_tokens = target - counter.frame_delta(self.begin, end, inserts, item.prefix, item.suffix)  # type: ignore[arg-type]
-        at = np.asarray(self.spots, dtype=np.int64)
+        at = self.spot_array
         _, safe_tok = index.safe_arrays()
         # the count up to each insert without the frame: the first stretch, the haystack to it, the inserts before
         tokens = safe_tok[index.safe_of()[at]] if len(index.text) <= SAFE_TABLE_CHARS else self._safe_tokens(at)
@@ -1643,7 +1668,11 @@ class _LinedStart:
             needle_chars=tuple(chars[item.by_needle].tolist()),
         )
         if context_tokens:  # `Placement.depths`, from the array (the same floats: 100.0 * t, then / the total)
-            object.__setattr__(placed, "_depths", tuple(round_many(100.0 * by_needle / context_tokens)))
+            achieved = round_many(100.0 * offsets / context_tokens)  # in insert order
+            by_rank = item.by_needle.tolist()
+            object.__setattr__(placed, "_depths", tuple(map(achieved.__getitem__, by_rank)))
+            if item.tolerance is not None and item.targets == n:
+                object.__setattr__(placed, "_error", item.depth_error(chars, achieved, context_tokens))
         return placed
 
     def _context_tokens(self, end: int, ending: bool) -> int | None:
@@ -1972,7 +2001,7 @@ def _needle_tokens(
     """Each needle's tokens with its joiner, counted once per distinct needle (CWE's 300 are ten words); `texts`
     are the needles with the joiner in `order`, where the caller has made them (FWE's long blocks are then not
     joined or hashed again, nor compared with each other: each is counted from its lines)."""
-    if texts is None or order is None or all(len(n) < LONG_INSERT for n in needles):
+    if texts is None or order is None or max(map(len, needles), default=0) < LONG_INSERT:
         own = {n: counter.joined_tokens(n, joiner) for n in set(needles)}
         return list(map(own.__getitem__, needles))
     counts = [0] * len(needles)
@@ -2060,7 +2089,10 @@ def _place_on_boundaries(
     aimed = _aims(order, depths, needle_tokens, context_est)
     # many inserts over a word list: each start's counts by arithmetic (`_LinedItem`), with each insert's own tokens
     own = [needle_tokens[i] for i in order] if sizes is None else [counter.tokens(t) for t in texts]
-    lined = _LinedItem.make(counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths)
+    judged = (needle_tokens, tolerance, targets)
+    lined = _LinedItem.make(
+        counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths, judged
+    )
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
     steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
     moves = {False: 0, True: 0}  # the largest move of an end search's correction from one start counted to the next
@@ -2081,7 +2113,7 @@ def _place_on_boundaries(
         nonlocal closest, pushed
         if tolerance is None:
             return True
-        error = _depth_error(placed, depths, needle_tokens, targets)
+        error = placed._error if placed._error is not None else _depth_error(placed, depths, needle_tokens, targets)
         if error <= tolerance:
             return True
         if pushed is None and _depth_error(placed, depths, needle_tokens, targets, push=True) <= tolerance:
