@@ -87,11 +87,11 @@ class NeedleRecords(Sequence[Needle]):
             list(ids),
             list(roles),
             list(languages),
-            [text if type(text) is str else str.__str__(text) for text in texts],
-            list(map(float, target_depths)),
-            list(map(float, depths)),
-            list(map(operator.index, token_offsets)),
-            list(map(operator.index, char_offsets)),
+            _as(str, texts, str.__str__),
+            _as(float, target_depths, float),
+            _as(float, depths, float),
+            _as(int, token_offsets, operator.index),
+            _as(int, char_offsets, operator.index),
         )
         return made
 
@@ -166,6 +166,14 @@ class NeedleRecords(Sequence[Needle]):
             python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), listed]),
             serialization=core_schema.plain_serializer_function_ser_schema(_rows_of, when_used="always"),
         )
+
+
+def _as(kind: type, column: Sequence[Any], convert: Any) -> list[Any]:
+    """`column` as a list of values of exactly `kind`: copied where they are (the compile's columns), else each
+    converted as validation takes it."""
+    if set(map(type, column)) <= {kind}:
+        return list(column)
+    return list(map(convert, column))
 
 
 def _rows_of(records: NeedleRecords) -> list[dict[str, Any]]:
