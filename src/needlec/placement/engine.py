@@ -1359,6 +1359,28 @@ class _Stem:
         return counter.count(self.begin, end, moved, self.prefix, suffix)
 
 
+@dataclass(frozen=True)
+class _Placed:
+    """What every window start of an item places (`_place_on_boundaries`): the needles, their order by depth, their
+    insert texts and own tokens in that order, their aims from a start's token index, the joiner, the prompt
+    around the context and the target count, their depths; and what a window is judged by (each needle's tokens,
+    the depth tolerance, the number of targets)."""
+
+    needles: list[str]
+    order: list[int]
+    texts: list[str]
+    own: list[int]
+    aimed: list[int]
+    joiner: str
+    prefix: str
+    suffix: str
+    target: int
+    depths: list[float]
+    needle_tokens: list[int]
+    tolerance: float | None
+    targets: int
+
+
 class _LinedItem:
     """An item's inserts over a word list (`LINED_STEMS`): many inserts, each of which reads as its own rotated
     window at any boundary of the haystack where it may go (`Counter._lined_view`, checked once per view and once
@@ -1368,33 +1390,20 @@ class _LinedItem:
     positions are the running maximum of a snap that grows with the aim), and every position only where a window is
     taken or filled. Every count is the one the general way gives (`tests/test_lined_stems.py`)."""
 
-    def __init__(
-        self,
-        counter: Counter,
-        snap: str,
-        aimed: list[int],
-        texts: list[str],
-        own: list[int],
-        needles: list[str],
-        order: list[int],
-        joiner: str,
-        prefix: str,
-        suffix: str,
-        target: int,
-        depths: list[float],
-        judged: tuple[list[int], float | None, int],
-    ) -> None:
+    def __init__(self, counter: Counter, snap: str, placed: _Placed) -> None:
         import numpy as np
 
-        self.counter, self.snap, self.texts, self.needles, self.order = counter, snap, texts, needles, order
-        self.joiner, self.prefix, self.suffix, self.target, self.depths = joiner, prefix, suffix, target, depths
+        self.counter, self.snap = counter, snap
+        self.texts, self.needles, self.order, self.joiner = placed.texts, placed.needles, placed.order, placed.joiner
+        self.prefix, self.suffix, self.target, self.depths = placed.prefix, placed.suffix, placed.target, placed.depths
         # what a window is judged by: each needle's tokens, the depth tolerance and the number of targets
-        self.needle_tokens, self.tolerance, self.targets = judged
+        self.needle_tokens, self.tolerance, self.targets = placed.needle_tokens, placed.tolerance, placed.targets
+        depths = placed.depths
         self.ending = sum(depth >= 100.0 for depth in depths) if max(depths) >= 100.0 else 0  # needles ending it
         self.bounds = counter.index.boundaries(snap)
-        self.aims = np.asarray(aimed, dtype=np.int64)
+        self.aims = np.asarray(placed.aimed, dtype=np.int64)
         self.top: list[int] = np.maximum.accumulate(self.aims).tolist()  # the largest aim of the first k + 1
-        self.own = _own_tokens(own)  # the inserts' own tokens, summed from 0
+        self.own = _own_tokens(placed.own)  # the inserts' own tokens, summed from 0
         self.owns: list[int] = self.own.tolist()
 
     def depth_error(self, chars: np.ndarray, achieved: list[float], total: int) -> float | None:
@@ -1429,30 +1438,14 @@ class _LinedItem:
         return written
 
     @classmethod
-    def make(
-        cls,
-        counter: Counter,
-        snap: str,
-        aimed: list[int],
-        texts: list[str],
-        own: list[int],
-        needles: list[str],
-        order: list[int],
-        joiner: str,
-        prefix: str,
-        suffix: str,
-        target: int,
-        depths: list[float],
-        judged: tuple[list[int], float | None, int],
-    ) -> _LinedItem | None:
-        """The item's `_LinedItem` (`own`: each insert's own tokens, in order; `judged`: each needle's tokens as a
-        window is judged, the depth tolerance and the number of targets), or None where its starts are counted the
-        general way."""
+    def make(cls, counter: Counter, snap: str, placed: _Placed) -> _LinedItem | None:
+        """The item's `_LinedItem`, or None where its starts are counted the general way."""
+        texts = placed.texts
         if not LINED_STEMS or len(texts) < SNAP_VECTOR_MIN or not counter.index.local or not all(texts):
             return None
-        if not counter._lined_texts(snap, needles, joiner):
+        if not counter._lined_texts(snap, placed.needles, placed.joiner):
             return None
-        return cls(counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths, judged)
+        return cls(counter, snap, placed)
 
     def snap_one(self, wanted: int, lo: int, hi: int) -> int:
         """`_snap_array`'s position for one target token, with `always` at `lo` (`hi` not below it)."""
@@ -2089,10 +2082,10 @@ def _place_on_boundaries(
     aimed = _aims(order, depths, needle_tokens, context_est)
     # many inserts over a word list: each start's counts by arithmetic (`_LinedItem`), with each insert's own tokens
     own = [needle_tokens[i] for i in order] if sizes is None else [counter.tokens(t) for t in texts]
-    judged = (needle_tokens, tolerance, targets)
-    lined = _LinedItem.make(
-        counter, snap, aimed, texts, own, needles, order, joiner, prefix, suffix, target, depths, judged
+    every = _Placed(
+        needles, order, texts, own, aimed, joiner, prefix, suffix, target, depths, needle_tokens, tolerance, targets
     )
+    lined = _LinedItem.make(counter, snap, every)
     fewest = {False: target, True: target}  # the smallest shortfall of a window found so far, per end search
     steady = {False: 0, True: 0}  # starts counted in a row, per end search, whose correction was the last one's
     moves = {False: 0, True: 0}  # the largest move of an end search's correction from one start counted to the next
