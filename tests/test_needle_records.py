@@ -72,9 +72,9 @@ def test_values_are_taken_as_validation_takes_them() -> None:
     ("field", "value", "error"),
     [
         ("roles", "winner", ValueError),
-        ("ids", 7, TypeError),
-        ("token_offsets", 1.5, TypeError),
-        ("depths", "deep", ValueError),
+        ("ids", 7, ValidationError),
+        ("token_offsets", 1.5, ValidationError),
+        ("depths", "deep", ValidationError),
     ],
 )
 def test_bad_values_are_refused(field: str, value: Any, error: type[Exception]) -> None:
@@ -84,6 +84,33 @@ def test_bad_values_are_refused(field: str, value: Any, error: type[Exception]) 
         NeedleRecords.from_columns(**columns)
     with pytest.raises(ValidationError):
         _validated(columns)
+
+
+def test_values_validation_accepts_are_taken_as_it_takes_them() -> None:
+    columns = _columns(40)
+    columns["token_offsets"][3] = 6.0  # a whole float
+    columns["char_offsets"][4] = "44"  # a numeric string
+    columns["ids"][5] = np.str_("n5")  # a str subclass
+    columns["depths"][6] = "12.5"
+    assert NeedleRecords.from_columns(**columns).rows() == [n.model_dump(mode="json") for n in _validated(columns)]
+    assert NeedleRecords.from_columns(**columns).column("char_offset")[4] == 44
+
+
+def test_only_needle_records_are_held() -> None:
+    with pytest.raises(TypeError, match="Needle"):
+        NeedleRecords([{"id": "n0"}])  # type: ignore[list-item]
+
+
+def test_an_item_given_a_plain_list_of_needles_still_serialises_and_checks(small_niah: Any) -> None:
+    from needlec.compile.checks import reachable_depths
+    from needlec.tokenizer import TiktokenTokenizer
+
+    line = next((small_niah / "data").rglob("*.jsonl")).read_text(encoding="utf-8").splitlines()[0]
+    item = Item.model_validate_json(line)
+    plain = item.model_copy(update={"needles": list(item.needles)})  # not validated: a list, as a user may set
+    assert plain.row() == item.row()
+    tokenizer = TiktokenTokenizer("cl100k_base")
+    assert reachable_depths(plain, tokenizer) == reachable_depths(item, tokenizer)
 
 
 def test_columns_of_different_lengths_are_refused() -> None:

@@ -180,6 +180,7 @@ def _spec(folder: Path, **length: Any) -> Path:
     spec = {
         "name": "chatcount",
         "title": "Chat-counted lengths",
+        "title": "Chat-counted lengths",
         "tokenizers": ["cl100k_base"],
         "haystack": {"sources": [{"type": "builtin", "corpus": "web-bible"}]},
         "grid": {"lengths": [600, 1500], "depths": [0, 50, 100], "repeats": 1},
@@ -339,3 +340,40 @@ def test_shipped_ruler_follows_its_length_rule_for_a_model_tokenizer(model_dir: 
             assert total + item["max_new_tokens"] == 4096, item["id"]
             seen += 1
     assert seen >= 2 * len(configs)
+
+
+@pytest.mark.parametrize(
+    "user", ["Question: {{ question }}\n\n{{ context }}", "{{ context }}\n\nQuestion: {{ question }}"]
+)
+def test_a_context_next_to_chat_tokens_is_counted_exactly(model_dir: Path, tmp_path: Path, user: str) -> None:
+    """The context right after the template's `<|im_start|>user\\n`, or right before its `<|im_end|>`: the prompt
+    around a window is counted apart from it only where that splits no added token (`Counter._prompt_points`),
+    and every length is the chat's real count."""
+    import needlec
+
+    spec = {
+        "name": "chatcount",
+        "title": "Chat-counted lengths",
+        "tokenizers": ["cl100k_base"],
+        "haystack": {"sources": [{"type": "builtin", "corpus": "web-bible"}]},
+        "grid": {"lengths": [600, 1500], "depths": [0, 50, 100], "repeats": 2},
+        "placement": {"snap": "sentence", "depth_tolerance": 15},
+        "needle": {
+            "type": "template",
+            "needles": ["The pass phrase is amber kettle."],
+            "question": "What is the pass phrase?",
+            "answers": ["amber kettle"],
+        },
+        "prompt": {"system": "You answer from the document only.", "user": user, "max_new_tokens": 24},
+        "length": {"counted": "prompt"},
+        "scoring": {"metric": "contains"},
+    }
+    path = tmp_path / "chat.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    out = tmp_path / "out"
+    needlec.compile(path, out, tokenizers=[str(model_dir)])
+    tok = raw(model_dir / "tokenizer.json")
+    items = _rows(out, "default", "tiny_chat_0_1b")
+    assert len(items) == 12
+    for item in items:
+        assert count(tok, chat_by_hand(_messages(item))) == item["prompt_tokens"] == item["context_length"], item["id"]

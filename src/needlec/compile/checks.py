@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from needlec.compile.overlap import budget_key
-from needlec.dataset.item import Item
+from needlec.dataset.item import Item, needle_column
 from needlec.placement.engine import depth_miss, pushed_depths
 from needlec.spec.models import Spec
 from needlec.tokenizer import Tokenizer
@@ -27,7 +27,8 @@ def held_depths(
     together = joined or (lambda text, after: count(text + after))
     indexes = sorted(reachable)
     needles = item.needles
-    target_depths, token_offsets, texts = (needles.column(f) for f in ("target_depth_percent", "token_offset", "text"))
+    fields = ("target_depth_percent", "token_offset", "text")
+    target_depths, token_offsets, texts = (needle_column(needles, field) for field in fields)
     aimed = [min(target_depths[i], reachable[i]) for i in indexes]
     offsets = [token_offsets[i] for i in indexes]
     counts = {text: together(text, joiner) for text in dict.fromkeys(texts[i] for i in indexes)}
@@ -50,7 +51,8 @@ def _reachable_one_by_one(item: Item, count: Callable[[str], int]) -> dict[int, 
     """`reachable_depths`, the tails summed in one pass from the end."""
     counts: dict[str, int] = {}
     needles = item.needles
-    columns = zip(needles.column("char_offset"), needles.column("role"), needles.column("text"), strict=True)
+    chars, roles, texts = (needle_column(needles, field) for field in ("char_offset", "role", "text"))
+    columns = zip(chars, roles, texts, strict=True)
     targets = sorted(((at, i, text) for i, (at, role, text) in enumerate(columns) if role == "target"), reverse=True)
     out: dict[int, float] = {}
     tail = 0
@@ -81,7 +83,7 @@ def _reachable_at_once(item: Item, count: Callable[[str], int]) -> dict[int, flo
     import numpy as np
 
     needles = item.needles
-    roles, texts, chars = needles.column("role"), needles.column("text"), needles.column("char_offset")
+    roles, texts, chars = (needle_column(needles, field) for field in ("role", "text", "char_offset"))
     targets = [i for i, role in enumerate(roles) if role == "target"]
     if not targets:
         return {}
@@ -122,7 +124,7 @@ def check_item(
         problems.append(f"{item.id}: {counted} tokens, target {wanted}")
     tolerance = spec.placement.depth_tolerance
     reachable = reachable_depths(item, tokenizer, count) if spec.length.counted != "needles" else {}
-    depths, target_depths = item.needles.column("depth_percent"), item.needles.column("target_depth_percent")
+    depths, target_depths = (needle_column(item.needles, field) for field in ("depth_percent", "target_depth_percent"))
     off = [i for i, got in reachable.items() if abs(depths[i] - min(target_depths[i], got)) > tolerance]
     off.sort()
     # only where a needle misses its target (or reachable depth) does it matter how far the ones before push it
@@ -143,7 +145,7 @@ def check_item(
             problems.append(
                 f"{item.id}: re-encoding gives {tokenizer.count(context)} tokens, recorded {item.context_tokens}"
             )
-        chars, tokens = item.needles.column("char_offset"), item.needles.column("token_offset")
+        chars, tokens = needle_column(item.needles, "char_offset"), needle_column(item.needles, "token_offset")
         for i, (char_offset, token_offset) in enumerate(zip(chars, tokens, strict=True)):
             before = tokenizer.count(context[:char_offset])
             if before != token_offset:

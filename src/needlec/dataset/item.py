@@ -7,7 +7,6 @@ generator made the row. Optional fields are left out of the JSON when unset.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 
@@ -56,7 +55,10 @@ class NeedleRecords(Sequence[Needle]):
     __slots__ = ("_columns", "_records")
 
     def __init__(self, records: Sequence[Needle] = ()) -> None:
-        self._records: list[Needle] | None = list(records)
+        made = list(records)
+        if not all(isinstance(record, Needle) for record in made):
+            raise TypeError("NeedleRecords holds `Needle` records (validate dicts with `Item.model_validate`)")
+        self._records: list[Needle] | None = made
         self._columns: tuple[list[Any], ...] | None = None
 
     @classmethod
@@ -77,21 +79,19 @@ class NeedleRecords(Sequence[Needle]):
         columns = (ids, roles, languages, texts, target_depths, depths, token_offsets, char_offsets)
         if len({len(column) for column in columns}) > 1:
             raise ValueError(f"needle columns of different lengths: {[len(column) for column in columns]}")
-        if not all(issubclass(kind, str) for column in (ids, languages, texts) for kind in set(map(type, column))):
-            raise TypeError("needle ids, languages and texts must be strings")
         if not _ROLES.issuperset(roles):
             raise ValueError(f"needle roles must be `target` or `distractor`, got {sorted(set(roles) - _ROLES)}")
         made = cls.__new__(cls)
         made._records = None
         made._columns = (
-            list(ids),
+            _as(str, ids),
             list(roles),
-            list(languages),
-            _as(str, texts, str.__str__),
-            _as(float, target_depths, float),
-            _as(float, depths, float),
-            _as(int, token_offsets, operator.index),
-            _as(int, char_offsets, operator.index),
+            _as(str, languages),
+            _as(str, texts),
+            _as(float, target_depths),
+            _as(float, depths),
+            _as(int, token_offsets),
+            _as(int, char_offsets),
         )
         return made
 
@@ -168,16 +168,29 @@ class NeedleRecords(Sequence[Needle]):
         )
 
 
-def _as(kind: type, column: Sequence[Any], convert: Any) -> list[Any]:
-    """`column` as a list of values of exactly `kind`: copied where they are (the compile's columns), else each
-    converted as validation takes it."""
+def _as(kind: type, column: Sequence[Any]) -> list[Any]:
+    """`column` as a list of values of exactly `kind`: copied where they are (the compile's columns), else
+    validated as a `Needle` field of that type is (a `str` subclass becomes its text, an int depth a float, a
+    whole float offset an int; what validation refuses raises its `ValidationError`)."""
     if set(map(type, column)) <= {kind}:
         return list(column)
-    return list(map(convert, column))
+    converted: list[Any] = _COLUMNS[kind].validate_python(list(column))
+    return converted
 
 
-def _rows_of(records: NeedleRecords) -> list[dict[str, Any]]:
-    return records.rows()
+def _rows_of(records: Sequence[Needle]) -> list[dict[str, Any]]:
+    """The rows of an item's needles: a `NeedleRecords`' own, or those of a plain list of `Needle` set without
+    validation (`model_copy(update=...)`, `model_construct`)."""
+    if isinstance(records, NeedleRecords):
+        return records.rows()
+    return [record.model_dump(mode="json") for record in records]
+
+
+def needle_column(needles: Sequence[Needle], name: str) -> list[Any]:
+    """One field of every needle record, in order, for `NeedleRecords` (its column) or any sequence of `Needle`."""
+    if isinstance(needles, NeedleRecords):
+        return needles.column(name)
+    return [getattr(needle, name) for needle in needles]
 
 
 def _from_rows(rows: list[dict[str, Any]]) -> NeedleRecords:
@@ -324,3 +337,5 @@ def item_json_schema() -> dict[str, Any]:
 
 _RECORDS = TypeAdapter(list[Needle])
 """Validates needle records at once."""
+_COLUMNS: dict[type, TypeAdapter[Any]] = {kind: TypeAdapter(list[kind]) for kind in (str, float, int)}  # type: ignore[valid-type]
+"""Validates one column of needle records, where its values are not all of their field's type (`_as`)."""

@@ -275,6 +275,8 @@ SNAP_VECTOR_MIN = 32
 SAFE_TABLE_CHARS = 64_000_000
 """Longest haystack text whose safe points are looked up by a table of one int32 per character
 (`HaystackIndex.safe_of`, at most 256 MB) when hundreds of inserts are checked at once; longer ones search."""
+PROMPT_TRIES = 4
+"""Class points tried at each end of a prompt's text for a cut that counts apart (`_prompt_points`)."""
 PROMPT_SCAN = 256
 """Characters of a prompt's text searched at a time, back from its end, for its last class point (`_prompt_points`)."""
 LINE_BATCH = 16
@@ -701,18 +703,24 @@ class Counter:
         return total, prefix + body + suffix
 
     def _prompt_points(self, text: str) -> tuple[int, int]:
-        """The last and the first point of a verified class in a prompt's text, each with the characters its
-        pattern looks at inside the text (one before it, two after), or 0 where there is none. Memoised by
-        the text."""
+        """The last and the first point of a verified class in a prompt's text where the text counts as its two
+        sides do (`_adds_up`), each with the characters its pattern looks at inside the text (one before it, two
+        after), or 0 where there is none. The classes were verified on the haystack, not on the prompt: a chat's
+        added tokens (`<|im_start|>`, `[CLS]`) hold points of them that split no pre-token but one added token, so
+        each point is checked where it is, the nearest few to each end tried. Memoised by the text."""
         got = self._prompt_cuts.get(text)
         if got is None:
             pattern, n = self._patterns()[0], len(text)
-            first = pattern.search(text, 1)
             last, lo = 0, n
             while lo > 1 and not last:  # back from the end, a stretch at a time
                 lo = max(1, lo - PROMPT_SCAN)
-                last = max((m.start() for m in pattern.finditer(text, lo) if m.start() <= n - 2), default=0)
-            got = (last, first.start() if first is not None and first.start() <= n - 2 else 0)
+                found = [m.start() for m in pattern.finditer(text, lo) if m.start() <= n - 2]
+                last = next((k for k in reversed(found[-PROMPT_TRIES:]) if self._adds_up(text, k)), 0)
+                if found and not last:
+                    break  # the nearest points to the end fail: the prompt is counted with the window
+            firsts = itertools.islice((m.start() for m in pattern.finditer(text, 1)), PROMPT_TRIES)
+            first = next((k for k in firsts if k <= n - 2 and self._adds_up(text, k)), 0)
+            got = (last, first)
             if len(self._prompt_cuts) >= 1024:
                 self._prompt_cuts.clear()
             self._prompt_cuts[text] = got
@@ -815,8 +823,12 @@ class Counter:
                     m = k + 1  # the run of inserts at this position: k to m - 1
                     while m < n and inserts[m].pos == pos:
                         m += 1
-                    if for_offsets and pos - safe[at] == 1 and not self._ends_apart(self.index.text, safe[at]):
-                        turned = None
+                    if (
+                        for_offsets
+                        and pos - safe[at] == 1
+                        and (m > k + 1 or not self._ends_apart(self.index.text, safe[at]))
+                    ):
+                        turned = None  # (a run of several: the later ones' joint with nothing after it is not checked)
                     else:
                         turned = self._rotated(inserts[k:m], safe[at], inserts[m].pos if m < n else end, end)
                     if turned is None and m > k + 1 and pos - safe[at] > 1:  # the first alone (the others 2 on)
