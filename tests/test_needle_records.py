@@ -131,3 +131,6 @@ def test_an_item_with_column_records_survives_its_line_and_pickling(small_niah: 
     assert built.row()["needles"] == records.rows()
     assert pickle.loads(pickle.dumps(built)) == built
     assert Item.model_validate(built.row()).needles == records
+    # an exclusion that reaches into the records applies to them as to a list of records
+    trimmed = built.model_dump(mode="json", exclude={"needles": {"__all__": {"text"}}})["needles"]
+    assert trimmed == [{k: v for k, v in row.items() if k != "text"} for row in records.rows()]

@@ -160,11 +160,12 @@ class NeedleRecords(Sequence[Needle]):
         the list of their rows."""
         from pydantic_core import core_schema
 
-        listed = core_schema.no_info_after_validator_function(cls, handler.generate_schema(list[Needle]))
+        records = handler.generate_schema(list[Needle])
+        listed = core_schema.no_info_after_validator_function(cls, records)
         return core_schema.json_or_python_schema(
             json_schema=listed,
             python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), listed]),
-            serialization=core_schema.plain_serializer_function_ser_schema(_rows_of, when_used="always"),
+            serialization=core_schema.wrap_serializer_function_ser_schema(_serialised, info_arg=True, schema=records),
         )
 
 
@@ -178,12 +179,13 @@ def _as(kind: type, column: Sequence[Any]) -> list[Any]:
     return converted
 
 
-def _rows_of(records: Sequence[Needle]) -> list[dict[str, Any]]:
-    """The rows of an item's needles: a `NeedleRecords`' own, or those of a plain list of `Needle` set without
-    validation (`model_copy(update=...)`, `model_construct`)."""
-    if isinstance(records, NeedleRecords):
+def _serialised(records: Sequence[Needle], handler: Any, info: Any) -> Any:
+    """An item's needles as `model_dump` writes them: a `NeedleRecords`' own rows, or (with `include` or `exclude`
+    reaching into them, or a plain list of `Needle` set without validation, by `model_copy(update=...)`) as the
+    list of records serialises."""
+    if isinstance(records, NeedleRecords) and info.include is None and info.exclude is None:
         return records.rows()
-    return [record.model_dump(mode="json") for record in records]
+    return handler(list(records))
 
 
 def needle_column(needles: Sequence[Needle], name: str) -> list[Any]:
