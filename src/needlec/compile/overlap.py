@@ -119,13 +119,21 @@ def precision(question: str, reference: str | Sequence[str], stemmed: bool = Fal
         unicode = not all(part.isascii() for part in distinct)  # the path the joined text would take
         judge = _LineJudge(vocabulary, unicode, stemmed)  # one for every block of lines of the reference
         parts = {part: _part_or_gap(part, unicode, stemmed, vocabulary, judge) for part in distinct}
-        found = focused.focus(list(itertools.chain.from_iterable(map(parts.__getitem__, reference))))
+        shown = set(parts.values())
+        if shown <= _GAPS:  # no part holds a question token (CWE's 300 words): the focus is one gap, or none
+            found = [FocusedTokenizer.PLACEHOLDER] if (FocusedTokenizer.PLACEHOLDER,) in shown else []
+        else:
+            found = focused.focus(list(itertools.chain.from_iterable(map(parts.__getitem__, reference))))
     scores = {
         "rouge1": _ngram_precision(asked, found, 1),
         "rouge2": _ngram_precision(asked, found, 2),
         "rougeL": lcs_length(asked, found) / len(asked) if asked and found else 0.0,
     }
     return {name: round(scores[name], 6) for name in METRICS}
+
+
+_GAPS = frozenset({(), (FocusedTokenizer.PLACEHOLDER,)})
+"""What a reference part with none of the question's tokens stands as (`_part_or_gap`)."""
 
 
 class _LineJudge:
