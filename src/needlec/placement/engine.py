@@ -275,6 +275,9 @@ SNAP_VECTOR_MIN = 32
 SAFE_TABLE_CHARS = 64_000_000
 """Longest haystack text whose safe points are looked up by a table of one int32 per character
 (`HaystackIndex.safe_of`, at most 256 MB) when hundreds of inserts are checked at once; longer ones search."""
+PROMPT_APART = 512
+"""Characters from which a prompt's text is cut at a class point of its own to count it apart from a window
+(`Counter._frame_apart`): a shorter one costs less encoded with the window than its cut's check."""
 PROMPT_TRIES = 4
 """Class points tried at each end of a prompt's text for a cut that counts apart (`_prompt_points`)."""
 PROMPT_SCAN = 256
@@ -689,14 +692,14 @@ class Counter:
         if prefix:
             if body and self._joins(prefix, body):
                 total, prefix = self.encoded(prefix), ""
-            else:
+            elif len(prefix) >= PROMPT_APART:
                 cut = self._prompt_points(prefix)[0]
                 if cut:
                     total, prefix = self.encoded(prefix[:cut]), prefix[cut:]
         if suffix:
             if body and self._joins(body, suffix):
                 total, suffix = total + self.encoded(suffix), ""
-            else:
+            elif len(suffix) >= PROMPT_APART:
                 cut = self._prompt_points(suffix)[1]
                 if cut:
                     total, suffix = total + self.encoded(suffix[cut:]), suffix[:cut]
