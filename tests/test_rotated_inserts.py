@@ -22,7 +22,7 @@ from needlec.haystacks.index import Haystack, HaystackIndex
 from needlec.haystacks.ruler_builders import RulerWordsBuilder, RulerWordsHaystacks
 from needlec.haystacks.sources import corpora
 from needlec.languages.wordlists import cwe_words
-from needlec.placement.engine import BREAKS, Counter, Insert, _adds_nothing, _Stem, assemble
+from needlec.placement.engine import BREAKS, Counter, Insert, _adds_nothing, _break_delta, _Stem, assemble
 from needlec.tokenizer import HFTokenizer, TiktokenTokenizer, Tokenizer
 from needlec.util.lines import Lines
 
@@ -626,6 +626,48 @@ def test_a_break_that_adds_nothing_is_known_without_a_count(
         assert index.tokenizer.count(assemble(text, begin, end, with_break)) <= index.tokenizer.count(
             assemble(text, begin, end, inserts)
         )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    name=st.sampled_from(["english", "chinese"]),
+    start=st.integers(0, 4000),
+    picks=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 10)), max_size=4),
+    spots=st.lists(st.floats(0, 1), min_size=1, max_size=4),
+    piece=st.sampled_from(BREAKS),
+)
+def test_a_break_adds_what_the_stretch_around_it_says(
+    indexes: dict[str, HaystackIndex],
+    name: str,
+    start: int,
+    picks: list[tuple[float, int]],
+    spots: list[float],
+    piece: str,
+) -> None:
+    """Where the stretch between the safe points around a break holds no insert and no other break
+    (`_break_delta` gives a number), the whole window with the break and the breaks chosen before encodes to that
+    many more tokens than without it: a window made up with line breaks adds that number to its count instead
+    of counting itself again."""
+    index = indexes[name]
+    snap = HAYSTACKS[name][0]
+    begin, end, inside = _span(index, snap, start, 3000)
+    inserts = _inserts(index, snap, begin, end, picks)
+    if not inside:
+        return
+    counter = Counter(index)
+    text, positions = index.text, [ins.pos for ins in inserts]
+    chosen: dict[int, str] = {}
+    for spot in spots:
+        q = inside[min(int(spot * len(inside)), len(inside) - 1)]
+        if q in chosen:
+            continue
+        delta = _break_delta(counter, q, piece, begin, end, inserts, positions, chosen)
+        before = sorted([*inserts, *(Insert(p, t) for p, t in chosen.items())], key=lambda ins: ins.pos)
+        after = sorted([*before, Insert(q, piece)], key=lambda ins: ins.pos)
+        if delta is not None:
+            got = index.tokenizer.count(assemble(text, begin, end, after))
+            assert got - index.tokenizer.count(assemble(text, begin, end, before)) == delta
+        chosen[q] = piece
 
 
 def test_breaks_add_nothing_to_a_wordpiece_count(indexes: dict[str, HaystackIndex]) -> None:

@@ -2581,11 +2581,13 @@ def _fill_with_breaks(
         if total == target:
             break
         if splits is not None and q not in taken and splits(text[q - 1 : q], text[q : q + 1]):
-            continue  # `_adds_nothing`'s first case, for every piece at once
+            continue  # `_break_delta`'s first case, for every piece at once
         for piece in BREAKS:
-            if _adds_nothing(counter, q, piece, begin, end, inserts, positions, chosen):
-                continue  # the count with it would be the count without it: not above `total`
-            got = count({**chosen, q: piece})
+            delta = _break_delta(counter, q, piece, begin, end, inserts, positions, chosen)
+            if delta is not None and delta <= 0:
+                continue  # the count with it would be no more than the count without it: not above `total`
+            # the count with it: the stretch around it tells where it holds no insert or break, else a count
+            got = total + delta if delta is not None else count({**chosen, q: piece})
             if total < got <= target:
                 chosen[q], total = piece, got
                 break
@@ -2607,37 +2609,54 @@ def _adds_nothing(
     positions: list[int],
     chosen: dict[int, str],
 ) -> bool:
-    """Whether a break `piece` at `q` provably adds no token to the window from `begin` to `end` with `inserts`
-    (at `positions`): where the safe points around `q` (two characters or more from it, and from the window's
-    ends) hold no insert and no break between them, the rest of the context counts the same with the break and
-    without it (the tokens on either side of a safe point do not depend on the other), so the stretch between
-    them alone tells. A tokenizer that discards whitespace (`Tokenizer.drops_blanks`: a WordPiece's) gains
-    nothing from a blank break where it splits anyway (`Tokenizer.splits_at`: next to a blank; for BERT's files
-    next to punctuation or a CJK ideograph), which the break's two neighbours tell without an encode (the one
-    before it is an insert's last, where inserts end at `q`: a break there goes after them)."""
+    """Whether a break `piece` at `q` provably adds no token to the window (`_break_delta` is none or fewer)."""
+    delta = _break_delta(counter, q, piece, begin, end, inserts, positions, chosen)
+    return delta is not None and delta <= 0
+
+
+def _break_delta(
+    counter: Counter,
+    q: int,
+    piece: str,
+    begin: int,
+    end: int,
+    inserts: list[Insert],
+    positions: list[int],
+    chosen: dict[int, str],
+) -> int | None:
+    """The tokens a break `piece` at `q` adds to the window from `begin` to `end` with `inserts` (at `positions`)
+    and the breaks `chosen`, where the stretch around it tells; None where only a count of the window does.
+    Where the safe points around `q` (two characters or more from it, and from the window's ends) hold no insert
+    and no break between them, the rest of the context counts the same with the break and without it (the
+    tokens on either side of a safe point do not depend on the other), so the stretch between them alone tells:
+    its count with the break less its count without. A tokenizer that discards whitespace
+    (`Tokenizer.drops_blanks`: a WordPiece's) gains nothing from a blank break where it splits anyway
+    (`Tokenizer.splits_at`: next to a blank; for BERT's files next to punctuation or a CJK ideograph), which the
+    break's two neighbours tell without an encode (the one before it is an insert's last, where inserts end at
+    `q`: a break there goes after them)."""
     index = counter.index
     text = index.text
     if counter.tokenizer.drops_blanks() and BLANKS.issuperset(piece):
         at = bisect.bisect_right(positions, q)
         before = inserts[at - 1].text[-1:] if at and positions[at - 1] == q else text[q - 1 : q]
         if counter.tokenizer.splits_at(before, text[q : q + 1]):
-            return True
+            return 0
     if not index.local:
-        return False
+        return None
     safe = index.safe
     i = bisect.bisect_right(safe, q - 2) - 1
     k = bisect.bisect_left(safe, q + 2)
     if i < 0 or k >= len(safe):
-        return False
+        return None
     a, b = safe[i], safe[k]
     if a < begin + 2 or b + 2 > end:
-        return False
+        return None
     near = bisect.bisect_left(positions, a - 2)
     if near < len(positions) and positions[near] <= b + 2:
-        return False
+        return None
     if any(a - 2 <= at <= b + 2 for at in chosen):
-        return False
-    return counter.encoded(text[a:q] + piece + text[q:b]) <= counter.encoded(text[a:b])
+        return None
+    return counter.encoded(text[a:q] + piece + text[q:b]) - counter.encoded(text[a:b])
 
 
 def _anchor_start(
