@@ -339,7 +339,7 @@ class Counter:
         self._first_chars: Any = None  # the first characters of the verified line classes' lines
         self._joint_codes: dict[int, bool] = {}  # `_joints` of three characters, keyed by their code points
         self._apart: dict[str, bool] = {}  # `_ends_apart`, by the two characters around a safe point
-        self._prompt_cuts: dict[str, tuple[int, int]] = {}  # `_prompt_points`, by the prompt's text
+        self._prompt_cuts: dict[tuple[str, bool], int] = {}  # `_prompt_points`, by the prompt's text and end
         self._lined_views: dict[str, tuple[frozenset[int], frozenset[int]] | None] = {}  # `_lined_view` per snap
         self._lined_joints: dict[tuple[str, frozenset[int]], bool] = {}  # `_lined_texts`, per set of last characters
         # `_line_counts`' last result: start, inserts, checkpoints, running counts, gaps
@@ -693,40 +693,41 @@ class Counter:
             if body and self._joins(prefix, body):
                 total, prefix = self.encoded(prefix), ""
             elif len(prefix) >= PROMPT_APART:
-                cut = self._prompt_points(prefix)[0]
+                cut = self._prompt_points(prefix, last=True)
                 if cut:
                     total, prefix = self.encoded(prefix[:cut]), prefix[cut:]
         if suffix:
             if body and self._joins(body, suffix):
                 total, suffix = total + self.encoded(suffix), ""
             elif len(suffix) >= PROMPT_APART:
-                cut = self._prompt_points(suffix)[1]
+                cut = self._prompt_points(suffix, last=False)
                 if cut:
                     total, suffix = total + self.encoded(suffix[cut:]), suffix[:cut]
         return total, prefix + body + suffix
 
-    def _prompt_points(self, text: str) -> tuple[int, int]:
-        """The last and the first point of a verified class in a prompt's text where the text counts as its two
-        sides do (`_adds_up`), each with the characters its pattern looks at inside the text (one before it, two
+    def _prompt_points(self, text: str, last: bool) -> int:
+        """The last (`last`) or the first point of a verified class in a prompt's text where the text counts as its
+        two sides do (`_adds_up`), with the characters its pattern looks at inside the text (one before it, two
         after), or 0 where there is none. The classes were verified on the haystack, not on the prompt: a chat's
         added tokens (`<|im_start|>`, `[CLS]`) hold points of them that split no pre-token but one added token, so
-        each point is checked where it is, the nearest few to each end tried. Memoised by the text."""
-        got = self._prompt_cuts.get(text)
+        each point is checked where it is, the nearest few to that end tried. Memoised by the text and the end."""
+        got = self._prompt_cuts.get((text, last))
         if got is None:
             pattern, n = self._patterns()[0], len(text)
-            last, lo = 0, n
-            while lo > 1 and not last:  # back from the end, a stretch at a time
-                lo = max(1, lo - PROMPT_SCAN)
-                found = [m.start() for m in pattern.finditer(text, lo) if m.start() <= n - 2]
-                last = next((k for k in reversed(found[-PROMPT_TRIES:]) if self._adds_up(text, k)), 0)
-                if found and not last:
-                    break  # the nearest points to the end fail: the prompt is counted with the window
-            firsts = itertools.islice((m.start() for m in pattern.finditer(text, 1)), PROMPT_TRIES)
-            first = next((k for k in firsts if k <= n - 2 and self._adds_up(text, k)), 0)
-            got = (last, first)
+            got, lo = 0, n
+            if last:
+                while lo > 1 and not got:  # back from the end, a stretch at a time
+                    lo = max(1, lo - PROMPT_SCAN)
+                    found = [m.start() for m in pattern.finditer(text, lo) if m.start() <= n - 2]
+                    got = next((k for k in reversed(found[-PROMPT_TRIES:]) if self._adds_up(text, k)), 0)
+                    if found and not got:
+                        break  # the nearest points to the end fail: the prompt is counted with the window
+            else:
+                firsts = itertools.islice((m.start() for m in pattern.finditer(text, 1)), PROMPT_TRIES)
+                got = next((k for k in firsts if k <= n - 2 and self._adds_up(text, k)), 0)
             if len(self._prompt_cuts) >= 1024:
                 self._prompt_cuts.clear()
-            self._prompt_cuts[text] = got
+            self._prompt_cuts[(text, last)] = got
         return got
 
     def joined(self, left: str, right: str) -> int:
