@@ -969,10 +969,11 @@ class Counter:
         return got
 
     def _lined_texts(self, snap: str, needles: list[str], joiner: str) -> bool:
-        """Whether inserts of `texts` read as their own rotated windows at any boundary of `snap` (`_rotated_at`'s
-        joints for every character that can come before one and every pair that can follow it), where the
-        boundaries allow it (`_lined_view`). The joints after the texts are checked once per set of last
-        characters (every pair of the haystack's), the joints before them once each (`_joint_codes`)."""
+        """Whether the inserts `needles` make (each with `joiner` after it) read as their own rotated windows at any
+        boundary of `snap` (`_rotated_at`'s joints for every character that can come before one and every pair that
+        can follow it), where the boundaries allow it (`_lined_view`). The joints after the texts are checked once
+        per set of last characters (every pair of the haystack's), the joints before them once each
+        (`_joint_codes`)."""
         view = self._lined_view(snap) if len(self.index.text) <= SAFE_TABLE_CHARS else None
         if view is None:
             return False
