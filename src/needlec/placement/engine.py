@@ -1431,11 +1431,20 @@ class _LinedItem:
 
         if len(chars) > 1 and bool((chars[1:] <= chars[:-1]).any()):
             return None
-        tokens = np.asarray([self.needle_tokens[i] for i in self.order], dtype=np.int64)
-        after = np.cumsum(tokens[::-1])[::-1]  # the needles' tokens from each on: how deep it can sit
+        after, depths = self._judged
         reachables = 100.0 * np.maximum(0, total - after) / total
-        aimed = np.minimum(np.asarray(self.depths, dtype=np.float64)[np.asarray(self.order)], reachables)
+        aimed = np.minimum(depths, reachables)
         return float(np.abs(np.asarray(achieved, dtype=np.float64) - aimed).max())
+
+    @functools.cached_property
+    def _judged(self) -> tuple[np.ndarray, np.ndarray]:
+        """For `depth_error`, in insert order: the needles' tokens from each on (how deep it can sit) and their
+        depths."""
+        import numpy as np
+
+        order = np.asarray(self.order, dtype=np.intp)
+        tokens = np.asarray(self.needle_tokens, dtype=np.int64)[order]
+        return np.cumsum(tokens[::-1])[::-1], np.asarray(self.depths, dtype=np.float64)[order]
 
     @functools.cached_property
     def by_needle(self) -> np.ndarray:
