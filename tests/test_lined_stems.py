@@ -11,7 +11,6 @@ that grows with the aim), which a property test checks against the vector snap.
 
 from __future__ import annotations
 
-import bisect
 from pathlib import Path
 
 import numpy as np
@@ -108,4 +107,3 @@ def test_the_deepest_position_is_the_snap_of_the_largest_aim(
     assert unanchored is not None
     loop = engine._snap_all([int(w) for w in wanted], list(range(len(aims))), word_index, bounds, begin, hi, None)
     assert unanchored.tolist() == [loop[k] for k in range(len(aims))]
-    assert all(bisect.bisect_left(bounds, p) < len(bounds) for p in positions.tolist())

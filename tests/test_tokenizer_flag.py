@@ -180,7 +180,6 @@ def _spec(folder: Path, **length: Any) -> Path:
     spec = {
         "name": "chatcount",
         "title": "Chat-counted lengths",
-        "title": "Chat-counted lengths",
         "tokenizers": ["cl100k_base"],
         "haystack": {"sources": [{"type": "builtin", "corpus": "web-bible"}]},
         "grid": {"lengths": [600, 1500], "depths": [0, 50, 100], "repeats": 1},
