@@ -22,7 +22,7 @@ from needlec.haystacks.index import Haystack, HaystackIndex
 from needlec.haystacks.ruler_builders import RulerWordsBuilder, RulerWordsHaystacks
 from needlec.haystacks.sources import corpora
 from needlec.languages.wordlists import cwe_words
-from needlec.placement.engine import BREAKS, Counter, Insert, _adds_nothing, _break_delta, _Stem, assemble
+from needlec.placement.engine import BREAKS, Counter, Insert, _break_delta, _Stem, assemble
 from needlec.tokenizer import HFTokenizer, TiktokenTokenizer, Tokenizer
 from needlec.util.lines import Lines
 
@@ -593,14 +593,26 @@ def test_needles_counted_after_text_are_their_encodings_after_it(
         )
 
 
+# A window of 3,000 characters from `start` with up to four needles at `picks`, and a break `piece` to add.
+_BREAK_CASE = {
+    "name": st.sampled_from(["english", "chinese"]),
+    "start": st.integers(0, 4000),
+    "picks": st.lists(st.tuples(st.floats(0, 1), st.integers(0, 10)), max_size=4),
+    "piece": st.sampled_from(BREAKS),
+}
+
+
+def _break_window(
+    indexes: dict[str, HaystackIndex], name: str, start: int, picks: list[tuple[float, int]]
+) -> tuple[HaystackIndex, int, int, list[int], list[Insert]]:
+    index = indexes[name]
+    snap = HAYSTACKS[name][0]
+    begin, end, inside = _span(index, snap, start, 3000)
+    return index, begin, end, inside, _inserts(index, snap, begin, end, picks)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    name=st.sampled_from(["english", "chinese"]),
-    start=st.integers(0, 4000),
-    picks=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 10)), max_size=4),
-    spot=st.floats(0, 1),
-    piece=st.sampled_from(BREAKS),
-)
+@given(spot=st.floats(0, 1), **_BREAK_CASE)
 def test_a_break_that_adds_nothing_is_known_without_a_count(
     indexes: dict[str, HaystackIndex],
     name: str,
@@ -609,18 +621,16 @@ def test_a_break_that_adds_nothing_is_known_without_a_count(
     spot: float,
     piece: str,
 ) -> None:
-    """A window made up with line breaks passes over a break that provably adds no token (`_adds_nothing`: the
-    stretch between the safe points around it, with no insert between them, counts no more with it): the whole
-    window then encodes to no more tokens with the break than without it, so the break could not be taken."""
-    index = indexes[name]
-    snap = HAYSTACKS[name][0]
-    begin, end, inside = _span(index, snap, start, 3000)
-    inserts = _inserts(index, snap, begin, end, picks)
+    """A window made up with line breaks passes over a break that provably adds no token (`_break_delta` is zero
+    or less: the stretch between the safe points around it, with no insert between them, counts no more with it):
+    the whole window then encodes to no more tokens with the break than without it, so the break could not be taken."""
+    index, begin, end, inside, inserts = _break_window(indexes, name, start, picks)
     if not inside:
         return
     q = inside[min(int(spot * len(inside)), len(inside) - 1)]
     counter = Counter(index)
-    if _adds_nothing(counter, q, piece, begin, end, inserts, [ins.pos for ins in inserts], {}):
+    delta = _break_delta(counter, q, piece, begin, end, inserts, [ins.pos for ins in inserts], {})
+    if delta is not None and delta <= 0:
         with_break = sorted([*inserts, Insert(q, piece)], key=lambda ins: ins.pos)
         text = index.text
         assert index.tokenizer.count(assemble(text, begin, end, with_break)) <= index.tokenizer.count(
@@ -629,13 +639,7 @@ def test_a_break_that_adds_nothing_is_known_without_a_count(
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    name=st.sampled_from(["english", "chinese"]),
-    start=st.integers(0, 4000),
-    picks=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 10)), max_size=4),
-    spots=st.lists(st.floats(0, 1), min_size=1, max_size=4),
-    piece=st.sampled_from(BREAKS),
-)
+@given(spots=st.lists(st.floats(0, 1), min_size=1, max_size=4), **_BREAK_CASE)
 def test_a_break_adds_what_the_stretch_around_it_says(
     indexes: dict[str, HaystackIndex],
     name: str,
@@ -648,10 +652,7 @@ def test_a_break_adds_what_the_stretch_around_it_says(
     (`_break_delta` gives a number), the whole window with the break and the breaks chosen before encodes to that
     many more tokens than without it: a window made up with line breaks adds that number to its count instead
     of counting itself again."""
-    index = indexes[name]
-    snap = HAYSTACKS[name][0]
-    begin, end, inside = _span(index, snap, start, 3000)
-    inserts = _inserts(index, snap, begin, end, picks)
+    index, begin, end, inside, inserts = _break_window(indexes, name, start, picks)
     if not inside:
         return
     counter = Counter(index)
@@ -677,7 +678,8 @@ def test_breaks_add_nothing_to_a_wordpiece_count(indexes: dict[str, HaystackInde
     index = indexes["english"]
     bounds = [q for q in index.boundaries("sentence") if 5000 < q < 9000]
     counter = Counter(index)
-    known = [_adds_nothing(counter, q, "\n", 4000, 10_000, [], [], {}) for q in bounds]
+    deltas = [_break_delta(counter, q, "\n", 4000, 10_000, [], [], {}) for q in bounds]
+    known = [delta is not None and delta <= 0 for delta in deltas]
     if index.tokenizer.name == "minilm":
         assert all(known)
     elif index.tokenizer.name == "cl100k_base":

@@ -176,13 +176,14 @@ def test_rendered_chat_matches_transformers(model_dir: Path) -> None:
     assert ours == theirs
 
 
-def _spec(folder: Path, **length: Any) -> Path:
+def _spec(folder: Path, prompt: dict[str, Any] | None = None, repeats: int = 1, **length: Any) -> Path:
+    """A spec of chat-counted lengths; `prompt` replaces its prompt, `length` adds to its length section."""
     spec = {
         "name": "chatcount",
         "title": "Chat-counted lengths",
         "tokenizers": ["cl100k_base"],
         "haystack": {"sources": [{"type": "builtin", "corpus": "web-bible"}]},
-        "grid": {"lengths": [600, 1500], "depths": [0, 50, 100], "repeats": 1},
+        "grid": {"lengths": [600, 1500], "depths": [0, 50, 100], "repeats": repeats},
         "placement": {"snap": "sentence", "depth_tolerance": 15},
         "needle": {
             "type": "template",
@@ -190,7 +191,8 @@ def _spec(folder: Path, **length: Any) -> Path:
             "question": "What is the pass phrase?",
             "answers": ["amber kettle"],
         },
-        "prompt": {
+        "prompt": prompt
+        or {
             "system": "You answer from the document only.",
             "user": "Read this.\n\n{{ context }}\n\nQuestion: {{ question }}",
             "answer_prefix": "The pass phrase is",
@@ -350,25 +352,8 @@ def test_a_context_next_to_chat_tokens_is_counted_exactly(model_dir: Path, tmp_p
     and every length is the chat's real count."""
     import needlec
 
-    spec = {
-        "name": "chatcount",
-        "title": "Chat-counted lengths",
-        "tokenizers": ["cl100k_base"],
-        "haystack": {"sources": [{"type": "builtin", "corpus": "web-bible"}]},
-        "grid": {"lengths": [600, 1500], "depths": [0, 50, 100], "repeats": 2},
-        "placement": {"snap": "sentence", "depth_tolerance": 15},
-        "needle": {
-            "type": "template",
-            "needles": ["The pass phrase is amber kettle."],
-            "question": "What is the pass phrase?",
-            "answers": ["amber kettle"],
-        },
-        "prompt": {"system": "You answer from the document only.", "user": user, "max_new_tokens": 24},
-        "length": {"counted": "prompt"},
-        "scoring": {"metric": "contains"},
-    }
-    path = tmp_path / "chat.yaml"
-    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    prompt = {"system": "You answer from the document only.", "user": user, "max_new_tokens": 24}
+    path = _spec(tmp_path, prompt=prompt, repeats=2)
     out = tmp_path / "out"
     needlec.compile(path, out, tokenizers=[str(model_dir)])
     tok = raw(model_dir / "tokenizer.json")

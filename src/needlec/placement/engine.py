@@ -2610,21 +2610,6 @@ def _fill_with_breaks(
     return _measure(counter, text, begin, end, merged, needles, order, target, context_tokens, keep)
 
 
-def _adds_nothing(
-    counter: Counter,
-    q: int,
-    piece: str,
-    begin: int,
-    end: int,
-    inserts: list[Insert],
-    positions: list[int],
-    chosen: dict[int, str],
-) -> bool:
-    """Whether a break `piece` at `q` provably adds no token to the window (`_break_delta` is none or fewer)."""
-    delta = _break_delta(counter, q, piece, begin, end, inserts, positions, chosen)
-    return delta is not None and delta <= 0
-
-
 def _break_delta(
     counter: Counter,
     q: int,
