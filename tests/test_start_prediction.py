@@ -9,17 +9,22 @@ every start is counted, which is how windows were chosen before the prediction. 
 are many: Chinese statutes and English essays with 20 needles at NeedleBench's shortest lengths, RULER's long
 key-value lines and repeated noise sentences (VT), CWE's word list of some 300 inserts and FWE's blocks of
 coded-word lines, where a start is counted only when predicted exact (or closer than the closest window) while
-every start counted so far had each insert as its own rotated window and the correction has not moved.
+every start counted so far had each insert as its own rotated window and the correction has not moved. A long
+run of starts passed over is judged at once by numpy (`engine._worth_counting_many`); the WordPiece slices have
+such runs, and each start's verdict is also checked against the one-by-one rule directly.
 """
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 
 from needlec.compile.pipeline import CompileOptions, compile_spec
+from needlec.haystacks.index import Haystack, HaystackIndex
 from needlec.placement import engine
+from needlec.tokenizer import HFTokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,3 +96,36 @@ def test_the_prediction_picks_the_windows_that_counting_every_start_picks(
     assert predicted.keys() == counted.keys()
     assert sum(len(v) for v in predicted.values()) > 0
     assert [k for k in predicted if predicted[k] != counted[k]] == []
+
+
+@pytest.mark.parametrize("tokenizer_name", ["cl100k", "minilm"])
+@pytest.mark.parametrize("snap", ["sentence", "none"])
+def test_starts_judged_at_once_are_judged_as_one_by_one(
+    tokenizer_name: str, snap: str, bible_text: str, request: pytest.FixtureRequest
+) -> None:
+    """A search that passes over many starts in a row judges the rest at once (`_worth_counting_many`): each
+    start's verdict is the one `_worth_counting` gives it alone, for both end searches, any correction, shortfall,
+    slack and steadiness, at boundaries near the haystack's start and end as well as inside it."""
+    tokenizer = HFTokenizer(MINILM, "minilm") if tokenizer_name == "minilm" else request.getfixturevalue("cl100k")
+    text = bible_text[:60_000]
+    index = HaystackIndex(Haystack("h0", text), text, 1, tokenizer)
+    bounds = index.boundaries(snap)
+    assert len(bounds) > 300
+    checked = hits = 0
+    for target, added, deep, fewest, steady, slack in itertools.product(
+        (40, 700, index.n_tokens - 50), (0, 35, 40, 690, 800), (False, True), (0, 5, 10**6), (False, True), (0, 1, 3)
+    ):
+        for first, count in ((0, 200), (len(bounds) // 2, 150), (len(bounds) - 120, 120)):
+            many = engine._worth_counting_many(
+                index, snap, first, count, added, target, deep, fewest, steady, slack
+            ).tolist()
+            one = [
+                engine._worth_counting(
+                    index, bounds, b, index.token_at(b), added, target, deep, fewest, steady, slack=slack
+                )
+                for b in bounds[first : first + count]
+            ]
+            assert many == one, (target, added, deep, fewest, steady, slack, first)
+            checked += count
+            hits += sum(one)
+    assert 0 < hits < checked  # both verdicts occur

@@ -81,6 +81,13 @@ LINED_STEMS = True
 of the haystack (a word list's lines: CWE's words, FWE's blocks), a window start is counted by arithmetic, with no
 step per insert (`_LinedItem`); every count is the one the general way gives (`tests/test_lined_stems.py`
 compares the items). False counts every start the general way."""
+PASSED_IN_A_ROW = 24
+"""Starts passed over in a row (none worth counting), after which the search judges the next ones at once
+(`_worth_counting_many`). One by one a start costs a few microseconds; a numpy pass costs as much as a dozen or
+more, whatever its size, so it pays only for the long runs of a search that seldom meets its target (a WordPiece
+file over RULER's repeated filler sentences passes over hundreds of starts an item)."""
+PASSED_CHUNK = 64
+"""Starts judged in the first numpy pass of such a run; each further pass judges four times as many."""
 DEPTH_ATTEMPTS = 512
 """Window starts tried, once exact windows exist, for one whose needles are all within the depth tolerance
 (short contexts with long sentences and several needles need many: each start lays the sentences anew)."""
@@ -2157,6 +2164,42 @@ def _place_on_boundaries(
         placed = _measure(counter, text, short.begin, short.end, short.inserts, needles, order, got, got)
         return _depth_error(placed, depths, needle_tokens, targets) <= tolerance + 100.0 * short.gap / target
 
+    def passed_over(attempt: int) -> int:
+        """How many starts after `attempt` in a row the search passes over, judged at once (`_worth_counting_many`,
+        with every end search's correction known and none counted since): each is neither worth counting nor
+        too close to the haystack's end."""
+        import numpy as np
+
+        begin_at = after + attempt  # the boundary of start `attempt + 1` (start 0 is the drawn one)
+        last = min(len(bounds), after + DEPTH_ATTEMPTS - 1)
+        first, count = begin_at, PASSED_CHUNK
+        while first < last:  # in chunks that grow: the run usually ends within the first
+            count = min(count, last - first)
+            t_first = index.boundary_ends(snap)[0][first : first + count]
+            stop = t_first + hay_tokens + 4 * MARGIN_TOKENS >= index.n_tokens
+            for search, seam in corrections.items():
+                assert seam is not None  # (a search with none counts every start: no start is passed over)
+                calm = rotated and not moves[search]
+                stop |= _worth_counting_many(
+                    index,
+                    snap,
+                    first,
+                    count,
+                    fixed + seam,
+                    target,
+                    search,
+                    fewest[search],
+                    steady[search] >= STEADY_STARTS or calm,
+                    0 if calm else min(PREDICT_SLACK, moves[search] + MOVE_MARGIN),
+                )
+            hits = np.flatnonzero(stop)
+            if len(hits):
+                return first + int(hits[0]) - begin_at
+            first, count = first + count, 4 * count
+        return last - begin_at
+
+    passed = 0  # starts passed over in a row since the last one counted
+    skip_to = 0  # starts before this one are passed over (`passed_over`)
     for attempt, begin in enumerate([start, *bounds[after : after + DEPTH_ATTEMPTS - 1]]):
         if attempt == EDGE_ATTEMPTS:
             if closest is None and tolerance is None:
@@ -2169,6 +2212,8 @@ def _place_on_boundaries(
                     break
             if within is not None and closest is None:
                 return within
+        if attempt < skip_to:
+            continue  # passed over, judged with the starts before it (`passed_over`)
         t_first = index.token_at(begin)
         k_end = t_first + hay_tokens
         if k_end + 4 * MARGIN_TOKENS >= index.n_tokens:
@@ -2188,7 +2233,11 @@ def _place_on_boundaries(
             ):
                 break
         else:
+            passed += 1
+            if passed >= PASSED_IN_A_ROW:
+                skip_to = attempt + 1 + passed_over(attempt)
             continue  # no sentence end can make this start exact or closer than a window found: passed over
+        passed = 0
         hi = index.tok_char[max(t_first, k_end - MARGIN_TOKENS)]
         # this start's context, counted once for every end tried (`_Stem`); over a word list (`_LinedStart`), its
         # counts by arithmetic and its positions only where a window is taken
@@ -2324,6 +2373,49 @@ def _worth_counting(
         if abs(off) <= slack or 0 <= off < fewest + shorter:
             return True
     return False
+
+
+_NEAR_STEPS = (-2, -1, 0, 1)
+"""The boundaries around a start's predicted end that `_worth_counting` looks at, from the one found."""
+
+
+def _worth_counting_many(
+    index: HaystackIndex,
+    snap: str,
+    first: int,
+    count: int,
+    added: int,
+    target: int,
+    deep: bool,
+    fewest: int,
+    steady: bool,
+    slack: int,
+) -> np.ndarray:
+    """`_worth_counting` for the `count` window starts at boundaries `first`, `first + 1`, ... of `snap` (a bool
+    each, in order), by numpy: a search that passes over hundreds of starts in a row (a tokenizer whose counts step by
+    whole sentences, such as a WordPiece file over repeated filler, seldom meets the target) judges them at
+    once. The same integer arithmetic as `_worth_counting`, so the same answer for each start
+    (`tests/test_start_prediction.py`)."""
+    import numpy as np
+
+    tok, bounds = index.arrays(snap)
+    at, before = index.boundary_ends(snap)
+    n, top = index.n_tokens, len(bounds) - 1
+    begins, t_first = bounds[first : first + count], at[first : first + count]  # a boundary's token index is its
+    k = t_first + (target - added)  # start's `t_first`; `k`: the token index the window's end should reach
+    j = np.searchsorted(bounds, tok[np.minimum(np.maximum(k, 0), n - 1)])
+    # the boundaries `_worth_counting` looks at, bounds[max(0, j - 2) : j + 2], one row per start (one past either
+    # end of the list is clipped to a boundary that another column looks at anyway)
+    near = np.minimum(np.maximum(j[:, None] + _NEAR_STEPS, 0), top)
+    if deep:
+        reached = at[near]
+    else:
+        reached = np.where(bounds[near] > begins[:, None], np.maximum(before[near], t_first[:, None]), at[near])
+    off = (target - added) - (reached - t_first[:, None])
+    shorter = 0 if steady else PREDICT_SLACK
+    hit = (np.abs(off) <= slack) | ((off >= 0) & (off < fewest + shorter))
+    worth: np.ndarray = hit.any(axis=1) | (k <= t_first) | (k >= n)  # outside the index: the exact count decides
+    return worth
 
 
 def _last_at_most(count: Callable[[int], int], lo: int, hi: int, guess: int, target: int) -> int:
