@@ -240,10 +240,7 @@ class HaystackIndex:
         front of it), memoised: a window search looks up the same sentence ends for many starts and items."""
         got = self._ends.get(q)
         if got is None:
-            text, end = self.text, q
-            while end > 0 and text[end - 1].isspace():
-                end -= 1
-            got = self._ends[q] = (self.token_at(q), self.token_at(end))
+            got = self._ends[q] = (self.token_at(q), self.token_at(_before_blanks(self.text, q)))
         return got
 
     def boundary_ends(self, snap: str) -> tuple[np.ndarray, np.ndarray]:
@@ -255,11 +252,7 @@ class HaystackIndex:
 
             text = self.text
             tok, bounds = self.arrays(snap)
-            ends = []
-            for q in bounds.tolist():
-                while q > 0 and text[q - 1].isspace():
-                    q -= 1
-                ends.append(q)
+            ends = [_before_blanks(text, q) for q in bounds.tolist()]
             at = np.maximum(np.searchsorted(tok, bounds, side="right") - 1, 0)
             before = np.maximum(np.searchsorted(tok, np.asarray(ends, dtype=np.int64), side="right") - 1, 0)
             got = self._boundary_ends[snap] = (at, before)
@@ -276,6 +269,13 @@ class HaystackIndex:
     def safe_at_or_after(self, char: int) -> int | None:
         i = bisect.bisect_left(self.safe, char)
         return i if i < len(self.safe) else None
+
+
+def _before_blanks(text: str, q: int) -> int:
+    """`q` less the whitespace in front of it: where the text before character `q` ends."""
+    while q > 0 and text[q - 1].isspace():
+        q -= 1
+    return q
 
 
 Segmentation = tuple[list[int], list[int], list[int], list[str]]
