@@ -72,6 +72,30 @@ def test_starts_counted_by_arithmetic_pick_the_windows_of_the_general_way(
     assert taken.count(True) > len(taken) / 2 > 0
 
 
+@pytest.mark.parametrize(("length", "repeat"), [("4096", "14"), ("8192", "2"), ("8192", "30")])
+def test_a_filled_word_list_window_is_the_general_ways(
+    length: str, repeat: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """FWE items whose window is made exact with line breaks: the stem of the start filled counts its blocks of lines
+    from the counts the item already made (`Counter.know`), and the item is the one the general way makes."""
+    select = {"config": {"fwe"}, "length": {length}, "repeat": {repeat}, "tokenizer": {"cl100k_base"}}
+    told = []
+    real_know = engine.Counter.know
+
+    def know(self: engine.Counter, texts: list[str], counts: list[int]) -> None:
+        told.append(len(texts))
+        real_know(self, texts, counts)
+
+    monkeypatch.setattr(engine.Counter, "know", know)
+    compile_spec(ROOT / "specs" / "ruler.yaml", tmp_path / "lined", CompileOptions(select=select, progress=False))
+    assert told and all(n > 1 for n in told)  # the lined way filled a window here
+    monkeypatch.setattr(engine, "LINED_STEMS", False)
+    compile_spec(ROOT / "specs" / "ruler.yaml", tmp_path / "general", CompileOptions(select=select, progress=False))
+    lined, general = _items(tmp_path / "lined"), _items(tmp_path / "general")
+    assert lined.keys() == general.keys() and len(lined) == 1
+    assert lined == general
+
+
 @pytest.fixture(scope="module")
 def word_index() -> HaystackIndex:
     builder = RulerWordsHaystacks(RulerWordsBuilder(type="ruler_words", mode="cwe", rounds=1))

@@ -333,6 +333,7 @@ class Counter:
         self.tokenizer = index.tokenizer
         self._blanks = self.tokenizer.drops_blanks()  # counts add up across a blank (`joined`)
         self._memo: dict[str, int] = {}
+        self._words: dict[str, int] = {}  # `_count`: each piece's count, where texts count apart at blanks
         self._cuts: dict[str, tuple[int, int] | None] = {}
         self._interiors: dict[str, int] = {}
         self._totals: dict[str, int] = {}  # `tokens` of long insert texts
@@ -527,7 +528,7 @@ class Counter:
         pieces = Tally(parts)
         pieces.pop("", None)  # a point at the very start
         if 2 * len(pieces) > len(parts) + 1:  # mostly distinct pieces: one encode costs less
-            return self.tokenizer.count(text)
+            return self._count(text)
         memo = self._memo
         counts = list(map(memo.get, pieces))
         if None in counts:
@@ -553,12 +554,22 @@ class Counter:
                 return got
         cut = self._cut(text)
         if cut is None:  # counted whole (a text of no cut is not kept: it may be a whole context)
-            return self.tokenizer.count(text)
+            return self._count(text)
         head, tail = cut
         got = self._totals[text] = (
             self.encoded(text[:head]) + self._interior_of(text, head, tail) + self.encoded(text[tail:])
         )  # kept as `_cuts` keeps the text, and emptied with it (`_remember_long`)
         return got
+
+    def know(self, texts: Sequence[str], counts: Sequence[int]) -> None:
+        """Keep the `tokens` of long insert texts that the caller has counted (each text's own count, made the way
+        `tokens` makes it): FWE's blocks of lines are counted from their lines' tallies without being hashed, and a
+        window filled with line breaks counts its inserts again by their texts."""
+        totals = self._totals
+        for text, count in zip(texts, counts, strict=True):
+            if len(text) >= LONG_INSERT and text not in totals:
+                self._remember_long(text)
+                totals[text] = count
 
     def joined_tokens(self, text: str, joiner: str, whole: str | None = None) -> int:
         """`tokens(text + joiner)`, for a `Lines` text whose last line the joiner ends (a line break) added up
@@ -770,8 +781,29 @@ class Counter:
         if got is None:
             if len(self._memo) >= self.MEMO_LIMIT:
                 self._memo.clear()
-            got = self._memo[piece] = self.tokenizer.count(piece)
+            got = self._memo[piece] = self._count(piece)
         return got
+
+    def _count(self, text: str) -> int:
+        """The tokenizer's count of `text`. For one that discards whitespace (`Tokenizer.drops_blanks`: a
+        WordPiece's), from the pieces it counts apart at (`Tokenizer.apart`: its words, and a BERT file's CJK
+        ideographs), each piece's count kept: a seam window,
+        a prompt or a window's edge repeats the words of the haystack and of the templates, and the pieces not
+        counted before are encoded together (`Tokenizer.count_apart`; such a file's encoder costs several times
+        tiktoken's per character)."""
+        if not self._blanks:
+            return self.tokenizer.count(text)
+        pieces = self.tokenizer.apart(text)
+        if pieces is None:
+            return self.tokenizer.count(text)
+        words = self._words
+        fresh = [piece for piece in dict.fromkeys(pieces) if piece not in words]
+        if fresh:
+            if len(words) + len(fresh) > self.MEMO_LIMIT:
+                words.clear()
+                fresh = list(dict.fromkeys(pieces))
+            words.update(zip(fresh, self.tokenizer.count_apart(fresh), strict=True))
+        return sum(map(words.__getitem__, pieces))
 
     def _bounds(self, start: int, end: int) -> tuple[Callable[[int], int], Callable[[int], int]]:
         """The nearest safe point at or after x (else `end`) and at or before x (else `start`), within the
@@ -1107,7 +1139,7 @@ class Counter:
     def count(self, start: int, end: int, inserts: list[Insert], prefix: str = "", suffix: str = "") -> int:
         text = self.index.text
         if not self.index.local or not self._in_order(start, end, inserts):
-            return self.tokenizer.count(prefix + assemble(text, start, end, inserts) + suffix)
+            return self._count(prefix + assemble(text, start, end, inserts) + suffix)
         return self._sum(self._windows(start, end, inserts), inserts, start, end, prefix, suffix)
 
     def _sum(
@@ -1136,7 +1168,7 @@ class Counter:
         run: list[str] = []  # uncounted window texts, to be encoded together
 
         def flush() -> int:
-            got = self.encoded(run[0]) if len(run) == 1 else self.tokenizer.count("".join(run))
+            got = self.encoded(run[0]) if len(run) == 1 else self._count("".join(run))
             run.clear()
             return got
 
@@ -1200,7 +1232,7 @@ class Counter:
         text = self.index.text
         if not self.index.local or not self._in_order(start, end, inserts):
             context = assemble(text, start, end, inserts)
-            return self.tokenizer.count(prefix + context + suffix) - self.tokenizer.count(context)
+            return self._count(prefix + context + suffix) - self._count(context)
         right, left = self._bounds(start, end)
 
         head_end = right(start + 1)
@@ -1237,9 +1269,7 @@ class Counter:
         text = self.index.text
         if not self.index.local or not self._in_order(start, end, inserts):
             return [
-                self.tokenizer.count(assemble(text, start, ins.pos, list(inserts[:rank])))
-                if ins.pos > start or rank
-                else 0
+                self._count(assemble(text, start, ins.pos, list(inserts[:rank]))) if ins.pos > start or rank else 0
                 for rank, ins in enumerate(inserts)
             ]
         # inserts rotated at safe points (a word list's lines): the count up to each and the gap before it; the
@@ -1430,6 +1460,7 @@ class _LinedItem:
         self.top: list[int] = np.maximum.accumulate(self.aims).tolist()  # the largest aim of the first k + 1
         self.own = _own_tokens(placed.own)  # the inserts' own tokens, summed from 0
         self.owns: list[int] = self.own.tolist()
+        self.own_each = placed.own  # each insert's own tokens, in order
 
     def depth_error(self, chars: np.ndarray, achieved: list[float], total: int) -> float | None:
         """`_depth_error` of a window with every needle a target, worked out in insert order from its arrays
@@ -1551,7 +1582,9 @@ class _LinedStart:
     @property
     def stem(self) -> _Stem:
         if self._stem is None:
-            self._stem = _Stem(self.item.counter, self.begin, self.inserts, self.item.prefix)
+            item = self.item
+            item.counter.know(item.texts, item.own_each)  # (a window filled: its stem counts the long inserts)
+            self._stem = _Stem(item.counter, self.begin, self.inserts, item.prefix)
         return self._stem
 
     def _tokens_at(self, point: int) -> int:
