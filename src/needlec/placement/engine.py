@@ -350,6 +350,7 @@ class Counter:
         self._apart: dict[str, bool] = {}  # `_ends_apart`, by the two characters around a safe point
         self._prompt_cuts: dict[tuple[str, bool], int] = {}  # `_prompt_points`, by the prompt's text and end
         self._lined_views: dict[str, tuple[frozenset[int], frozenset[int]] | None] = {}  # `_lined_view` per snap
+        self._no_breaks: dict[tuple[str, frozenset[str]], bool] = {}  # `breaks_add_nothing`
         self._lined_joints: dict[tuple[str, frozenset[int]], bool] = {}  # `_lined_texts`, per set of last characters
         # `_line_counts`' last result: start, inserts, checkpoints, running counts, gaps
         self._last_lines: tuple[int, list[Insert], list[int], list[int], list[int]] | None = None
@@ -559,6 +560,24 @@ class Counter:
         got = self._totals[text] = (
             self.encoded(text[:head]) + self._interior_of(text, head, tail) + self.encoded(text[tail:])
         )  # kept as `_cuts` keeps the text, and emptied with it (`_remember_long`)
+        return got
+
+    def breaks_add_nothing(self, snap: str, lasts: frozenset[str]) -> bool:
+        """Whether no break (`BREAKS`, all blanks) put at a boundary of `snap` can add a token, for inserts whose
+        texts end with the characters `lasts`: the tokenizer discards whitespace and splits at every boundary,
+        between the characters around it and between each of `lasts` and the character after it
+        (`Tokenizer.splits_at`), so each break's delta is none (`_break_delta`'s first case) and every fill
+        fails. Worked out once per snap and set of last characters."""
+        if not (self._blanks and _BLANK_BREAKS):
+            return False
+        key = (snap, lasts)
+        got = self._no_breaks.get(key)
+        if got is None:
+            text, splits = self.index.text, self.tokenizer.splits_at
+            pairs = {(text[q - 1], text[q]) for q in self.index.boundaries(snap) if 0 < q < len(text)}
+            got = all(splits(left, right) for left, right in pairs)
+            got = got and all(splits(last, right) for last in lasts for right in {right for _, right in pairs})
+            self._no_breaks[key] = got
         return got
 
     def know(self, texts: Sequence[str], counts: Sequence[int]) -> None:
@@ -2182,9 +2201,16 @@ def _place_on_boundaries(
             closest = (error, placed)
         return False
 
+    # where no break can add a token to this item's windows (`Counter.breaks_add_nothing`: a WordPiece between
+    # sentences), every fill would fail: none is tried, and no short window is measured for one
+    lasts = frozenset(t[-1:] for t in texts) | frozenset(needles[i][-1:] for i in order)  # (the deepest: no joiner)
+    unfilled = counter.breaks_add_nothing(snap, lasts)
+
     def fill(short: _Short) -> Placement | None:
         nonlocal fills, within
         fills += 1
+        if unfilled:
+            return None
         placed = _fill_with_breaks(index, counter, short, bounds, needles, order, target, prefix, suffix)
         if placed is not None and judge(placed):
             within = placed
@@ -2329,7 +2355,7 @@ def _place_on_boundaries(
                         short = _Short(gap, begin, end, inserts, lo_j, stem, len(inserts))
                     shorts.append(short)
                     found.append(short)
-        if attempt >= EDGE_ATTEMPTS and within is None:
+        if attempt >= EDGE_ATTEMPTS and within is None and not unfilled:
             for short in found:  # past the first starts: fill a short window whose needles look within the tolerance
                 if fills < FILL_ATTEMPTS and looks_within(short):
                     fill(short)
@@ -2340,6 +2366,8 @@ def _place_on_boundaries(
     if closest is not None:
         return closest[1]
     if not shorts and not deep_shorts:
+        return None
+    if unfilled:
         return None
     best = min(shorts or deep_shorts, key=lambda s: s.gap)
     return _fill_with_breaks(index, counter, best, bounds, needles, order, target, prefix, suffix)
