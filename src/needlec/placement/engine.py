@@ -351,6 +351,8 @@ class Counter:
         self._prompt_cuts: dict[tuple[str, bool], int] = {}  # `_prompt_points`, by the prompt's text and end
         self._lined_views: dict[str, tuple[frozenset[int], frozenset[int]] | None] = {}  # `_lined_view` per snap
         self._no_breaks: dict[tuple[str, frozenset[str]], bool] = {}  # `breaks_add_nothing`
+        # per snap, the characters after its boundaries where the tokenizer splits at every one (else None)
+        self._split_boundaries: dict[str, frozenset[str] | None] = {}
         self._lined_joints: dict[tuple[str, frozenset[int]], bool] = {}  # `_lined_texts`, per set of last characters
         # `_line_counts`' last result: start, inserts, checkpoints, running counts, gaps
         self._last_lines: tuple[int, list[Insert], list[int], list[int], list[int]] | None = None
@@ -570,14 +572,20 @@ class Counter:
         fails. Worked out once per snap and set of last characters."""
         if not (self._blanks and _BLANK_BREAKS):
             return False
+        rights = self._split_boundaries.get(snap, ())
+        if rights == ():  # once per snap: the characters after its boundaries, where it splits at every one
+            text, splits = self.index.text, self.tokenizer.splits_at
+            pairs = {(text[q - 1], text[q]) for q in self.index.boundaries(snap) if 0 < q < len(text)}
+            rights = self._split_boundaries[snap] = (
+                frozenset(right for _, right in pairs) if all(splits(left, right) for left, right in pairs) else None
+            )
+        if rights is None:
+            return False
         key = (snap, lasts)
         got = self._no_breaks.get(key)
         if got is None:
-            text, splits = self.index.text, self.tokenizer.splits_at
-            pairs = {(text[q - 1], text[q]) for q in self.index.boundaries(snap) if 0 < q < len(text)}
-            got = all(splits(left, right) for left, right in pairs)
-            got = got and all(splits(last, right) for last in lasts for right in {right for _, right in pairs})
-            self._no_breaks[key] = got
+            splits = self.tokenizer.splits_at
+            got = self._no_breaks[key] = all(splits(last, right) for last in lasts for right in rights)
         return got
 
     def know(self, texts: Sequence[str], counts: Sequence[int]) -> None:
