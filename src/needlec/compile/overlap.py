@@ -174,8 +174,9 @@ def _part_or_gap(part: str, unicode: bool, stemmed: bool, vocabulary: set[str], 
     FWE's 100 blocks of coded words (43,000 tokens an item) then add 100 placeholders, not 43,000 tokens,
     to the reference it looks through. Parts of up to `PART_MEMO_CHARS` characters are memoised (needles
     recur across items); a longer one is judged by its distinct tokens first (a `Lines` block by its distinct
-    lines, through `judge`: `_LineJudge`)."""
-    if len(part) <= PART_MEMO_CHARS:
+    lines, through `judge`: `_LineJudge`; a `Lines` block of any length is judged so, as a fresh FWE block, which
+    never recurs, is shorter than that limit where a tokenizer's lines are long)."""
+    if len(part) <= PART_MEMO_CHARS and not isinstance(part, Lines):
         tokens = _part_tokens(part, unicode, stemmed)
         if not tokens or not vocabulary.isdisjoint(tokens):
             return tokens
