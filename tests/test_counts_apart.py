@@ -11,6 +11,7 @@ combining mark after an ideograph, added tokens, full-width characters, ideograp
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -80,6 +81,35 @@ def test_the_counter_counts_as_the_tokenizer_does(minilm: HFTokenizer, texts: li
     counter.MEMO_LIMIT = 500
     for text in _slices(texts, 60, seed=3):
         assert counter.encoded(text) == minilm.count(text)
+
+
+def test_ideographs_the_package_does_not_cut_stay_in_their_run(minilm: HFTokenizer) -> None:
+    """Extension E from U+2B920 on is cut apart by the `tokenizers` package, the 256 code points before it are not
+    (BERT's Python code has the block from U+2B820)."""
+    for text in ("\U0002b91fa", "a\U0002b820b", "\U0002b91fa b", "x\U0002b920y", "\U0002ceafz"):
+        pieces = minilm.apart(text)
+        assert pieces is not None
+        assert sum(minilm.count(piece) for piece in pieces) == minilm.count(text), repr(text)
+    assert minilm.apart("a\U0002b820b") == ["a\U0002b820b"]
+    assert minilm.apart("a\U0002b920b") == ["a", "\U0002b920", "b"]
+
+
+@pytest.mark.parametrize("flag", ["lstrip", "rstrip", "single_word", "normalized"])
+def test_a_file_whose_added_tokens_reach_past_their_text_is_counted_whole(flag: str, tmp_path: Path) -> None:
+    """An added token that takes in the blanks around it, must stand as a whole word or is matched after the
+    normaliser makes a count depend on its neighbours (all-MiniLM-L6-v2's file with `[MASK]` so marked: "中[MASK]"
+    counts 4 with `single_word`, its pieces 2; with `lstrip`, one encode of pieces gives its token to the piece
+    before it): such a file neither drops blanks nor is cut into pieces."""
+    data = json.loads(MINILM.read_text(encoding="utf-8"))
+    for token in data["added_tokens"]:
+        if token["content"] == "[MASK]":
+            token[flag] = True
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    marked = HFTokenizer(path, "marked")
+    assert not marked.drops_blanks()
+    assert marked.apart("中[MASK] and more") is None
+    assert HFTokenizer(MINILM, "minilm").drops_blanks()  # (the file as shipped)
 
 
 def test_a_tokenizer_that_keeps_blanks_is_counted_whole(cl100k: object) -> None:

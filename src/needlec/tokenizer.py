@@ -145,7 +145,8 @@ class Tokenizer(ABC):
     def drops_blanks(self) -> bool:
         """Whether a blank (`BLANKS`: spaces, tabs, line breaks, ideographic spaces) put next to another provably
         leaves every count as it was: the pre-tokenizer splits on whitespace and discards it, the normalizer
-        keeps whitespace whitespace and no added token holds any, so the pieces the model sees are the same (a
+        keeps whitespace whitespace and no added token holds any (nor is matched after the normaliser, takes in
+        the blanks around it or must stand as a whole word), so the pieces the model sees are the same (a
         WordPiece's, such as BERT's). False where the tokenizer cannot say (tiktoken keeps every space)."""
         return False
 
@@ -330,11 +331,13 @@ _CJK_IDEOGRAPHS = (
     (0x20000, 0x2A6DF),
     (0x2A700, 0x2B73F),
     (0x2B740, 0x2B81F),
-    (0x2B820, 0x2CEAF),
+    (0x2B920, 0x2CEAF),
     (0xF900, 0xFAFF),
     (0x2F800, 0x2FA1F),
 )
-"""The code point blocks BERT's normaliser puts spaces around (`handle_chinese_chars`)."""
+"""The code point blocks BERT's normaliser puts spaces around (`handle_chinese_chars`), as the `tokenizers` package
+has them: its block of Extension E begins at U+2B920, not at U+2B820 as BERT's Python code has it (the 256 code
+points between are not cut apart by the package, checked against all-MiniLM-L6-v2's file)."""
 
 
 def _cjk_ideograph(char: str) -> bool:
@@ -461,8 +464,14 @@ class HFTokenizer(Tokenizer):
             def state(part: Any) -> dict[str, Any] | None:
                 return None if part is None else json.loads(part.__getstate__())
 
-            added = [t.content for t in tok.get_added_tokens_decoder().values()]
+            tokens = list(tok.get_added_tokens_decoder().values())
+            added = [t.content for t in tokens]
             spaced = any(any(c.isspace() for c in text) for text in added)
+            # an added token matched after the normaliser, or one that takes in the blanks around it (`lstrip`,
+            # `rstrip`) or is matched only as a whole word (`single_word`), makes counts depend on what is next to
+            # it in ways the checks below do not see: such a file is counted whole
+            flags = ("normalized", "lstrip", "rstrip", "single_word")
+            spaced = spaced or any(getattr(t, flag, True) for t in tokens for flag in flags)
             self._added_pairs = frozenset(text[i : i + 2] for text in added for i in range(len(text) - 1))
             self._added_han = any(_cjk_ideograph(c) for text in added for c in text)
             pre, norm = state(tok.pre_tokenizer), state(tok.normalizer)
@@ -497,8 +506,9 @@ class HFTokenizer(Tokenizer):
 
     def apart(self, text: str) -> list[str] | None:
         """The runs between blanks, where the file discards whitespace (`drops_blanks`); with BERT's normaliser
-        (`handle_chinese_chars`) each CJK ideograph also apart, unless a combining mark follows it or an added
-        token holds one (`splits_at`'s exceptions: such an ideograph stays in its run)."""
+        (`handle_chinese_chars`) each CJK ideograph also apart, but for one followed by a combining mark, which
+        stays in its run, and not at all where an added token's text holds an ideograph (`splits_at`'s exceptions,
+        the second taken for the whole file)."""
         if not self.drops_blanks():
             return None
         cut = self._apart

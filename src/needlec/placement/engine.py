@@ -568,7 +568,7 @@ class Counter:
         """Whether no break (`BREAKS`, all blanks) put at a boundary of `snap` can add a token, for inserts whose
         texts end with the characters `lasts`: the tokenizer discards whitespace and splits at every boundary,
         between the characters around it and between each of `lasts` and the character after it
-        (`Tokenizer.splits_at`), so each break's delta is none (`_break_delta`'s first case) and every fill
+        (`Tokenizer.splits_at`), so each break's delta is zero (`_break_delta`'s first case) and every fill
         fails. Worked out once per snap and set of last characters."""
         if not (self._blanks and _BLANK_BREAKS):
             return False
