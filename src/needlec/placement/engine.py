@@ -814,10 +814,9 @@ class Counter:
     def _count(self, text: str) -> int:
         """The tokenizer's count of `text`. For one that discards whitespace (`Tokenizer.drops_blanks`: a
         WordPiece's), from the pieces it counts apart at (`Tokenizer.apart`: its words, and a BERT file's CJK
-        ideographs), each piece's count kept: a seam window,
-        a prompt or a window's edge repeats the words of the haystack and of the templates, and the pieces not
-        counted before are encoded together (`Tokenizer.count_apart`; such a file's encoder costs several times
-        tiktoken's per character)."""
+        ideographs), each piece's count kept, as a seam window, a prompt or a window's edge repeats the words of
+        the haystack and of the templates; only the pieces not counted before are encoded
+        (`Tokenizer.count_apart`: such a file's encoder costs several times tiktoken's per character)."""
         if not self._blanks:
             return self.tokenizer.count(text)
         pieces = self.tokenizer.apart(text)
