@@ -15,7 +15,7 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
@@ -564,14 +564,15 @@ class Counter:
         )  # kept as `_cuts` keeps the text, and emptied with it (`_remember_long`)
         return got
 
-    def breaks_add_nothing(self, snap: str, lasts: frozenset[str]) -> bool:
+    def breaks_add_nothing(self, snap: str, endings: Iterable[str]) -> bool:
         """Whether no break (`BREAKS`, all blanks) put at a boundary of `snap` can add a token, for inserts whose
-        texts end with the characters `lasts`: the tokenizer discards whitespace and splits at every boundary,
-        between the characters around it and between each of `lasts` and the character after it
-        (`Tokenizer.splits_at`), so each break's delta is zero (`_break_delta`'s first case) and every fill
-        fails. Worked out once per snap and set of last characters."""
+        texts are among `endings` (only their last characters are read): the tokenizer discards whitespace and
+        splits at every boundary, between the characters around it and between each insert's last character and
+        the character after it (`Tokenizer.splits_at`), so each break's delta is zero (`_break_delta`'s first
+        case) and every fill fails. Worked out once per snap and set of last characters."""
         if not (self._blanks and _BLANK_BREAKS):
             return False
+        lasts = frozenset(text[-1:] for text in endings)
         rights = self._split_boundaries.get(snap, ())
         if rights == ():  # once per snap: the characters after its boundaries, where it splits at every one
             text, splits = self.index.text, self.tokenizer.splits_at
@@ -2210,8 +2211,7 @@ def _place_on_boundaries(
 
     # where no break can add a token to this item's windows (`Counter.breaks_add_nothing`: a WordPiece between
     # sentences), every fill would fail: none is tried, and no short window is measured for one
-    lasts = frozenset(t[-1:] for t in texts) | frozenset(needles[i][-1:] for i in order)  # (the deepest: no joiner)
-    unfilled = counter.breaks_add_nothing(snap, lasts)
+    unfilled = counter.breaks_add_nothing(snap, itertools.chain(texts, needles))  # (the deepest ends with no joiner)
 
     def fill(short: _Short) -> Placement | None:
         nonlocal fills, within
