@@ -137,7 +137,12 @@ class PlacementSpec(StrictModel):
         "it from the haystack. Default: a space for `sentence`, a newline "
         "for `line`, a blank line for `paragraph`, nothing for `none`.",
     )
-    multi: Literal["spread"] | list[Annotated[float, Field(ge=0, le=100)]] | StepDepths | RandomDepths = Field(
+    multi: (
+        Literal["spread"]
+        | Annotated[list[Annotated[float, Field(ge=0, le=100)]], Field(min_length=1)]
+        | StepDepths
+        | RandomDepths
+    ) = Field(
         "spread",
         description="With several needles: `spread` puts needle i of n at "
         "d + i*(100-d)/n, where d is the grid depth (Kamradt's rule); a list gives each needle "
