@@ -73,14 +73,24 @@ def test_pieces_counted_in_one_encode_count_as_each_alone(minilm: HFTokenizer, t
         assert minilm.count_apart(distinct) == [minilm.count(piece) for piece in distinct]
 
 
-def test_the_counter_counts_as_the_tokenizer_does(minilm: HFTokenizer, texts: list[str]) -> None:
-    """The engine's memoised counts from pieces (`Counter._count`, through `encoded`) equal whole encodes, also
-    after its memo of pieces was emptied on the way (the limit set low here)."""
+def test_the_counter_counts_as_the_tokenizer_does(
+    minilm: HFTokenizer, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's memoised counts from pieces (`Counter._count`, through `encoded`, and `count_pieces`, which
+    the passage and document layouts call) equal whole encodes, also after the memos were emptied on the way (the
+    limits set low here)."""
     index = HaystackIndex(Haystack("h0", texts[0][:20_000]), texts[0][:20_000], 1, minilm)
     counter = Counter(index)
     counter.MEMO_LIMIT = 500
+    monkeypatch.setattr(minilm, "PIECES_KEPT", 500)
     for text in _slices(texts, 60, seed=3):
         assert counter.encoded(text) == minilm.count(text)
+    emptied = 0
+    for text in _slices(texts, 60, seed=4):
+        before = len(minilm._piece_counts)
+        assert minilm.count_pieces(text) == minilm.count(text)
+        emptied += len(minilm._piece_counts) < before
+    assert emptied  # the memo was full at least once on the way
 
 
 def test_ideographs_the_package_does_not_cut_stay_in_their_run(minilm: HFTokenizer) -> None:

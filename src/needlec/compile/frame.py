@@ -112,8 +112,8 @@ def prompt_frame(messages: Sequence[dict[str, str]], tokenizer: Tokenizer, answe
     before, after = user.split(CONTEXT_SENTINEL)
     answer = answer_prefix or ""
     if tokenizer.chat_template is None:
-        others = sum(tokenizer.count(m["content"]) for m in messages[:-1])
-        return PromptFrame(before, after, others + (tokenizer.count(answer) if answer else 0))
+        others = sum(tokenizer.count_pieces(m["content"]) for m in messages[:-1])
+        return PromptFrame(before, after, others + (tokenizer.count_pieces(answer) if answer else 0))
     rendered = render_chat(tokenizer.chat_template, messages)
     if rendered.count(CONTEXT_SENTINEL) != 1:
         raise ContractError(

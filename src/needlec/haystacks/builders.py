@@ -149,14 +149,14 @@ def _snippet(text: str, bounds: list[int], first: int, limit: int, tokenizer: To
     end_index = max(first + 1, guess)
     while end_index > first + 1:
         piece = text[start : bounds[end_index]].strip()
-        count = tokenizer.count(piece)
+        count = tokenizer.count_pieces(piece)
         if count < limit:
             return piece, count
         end_index -= 1
     piece = text[start : bounds[first + 1]].strip()
-    count = tokenizer.count(piece)
+    count = tokenizer.count_pieces(piece)
     if count >= limit:
         cut = tokenizer.token_starts(piece)[limit - 1]
         piece = piece[: int(cut)].rstrip()
-        count = tokenizer.count(piece)
+        count = tokenizer.count_pieces(piece)
     return piece, count

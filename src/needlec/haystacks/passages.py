@@ -159,7 +159,7 @@ def split_passages(paragraph: str, limit: int, floor: int, tokenizer: Tokenizer)
     run: list[str] = []
     run_tokens = 0
     for sentence in sentences:
-        tokens = tokenizer.count(sentence) + 1
+        tokens = tokenizer.count_pieces(sentence) + 1
         if tokens >= limit:
             if run:
                 out.append(_join(run))
@@ -172,7 +172,7 @@ def split_passages(paragraph: str, limit: int, floor: int, tokenizer: Tokenizer)
         run_tokens += tokens
     if run:
         out.append(_join(run))
-    return [p for p in out if floor <= tokenizer.count(p) < limit]
+    return [p for p in out if floor <= tokenizer.count_pieces(p) < limit]
 
 
 def _join(sentences: list[str]) -> str:
@@ -215,7 +215,7 @@ def build_passages(
                 seen.add(passage)
                 pieces.append(passage)
                 groups.append(source)
-                total += tokenizer.count(passage) + 1
+                total += tokenizer.count_pieces(passage) + 1
         if not pieces:
             raise SourceError(
                 "haystack.builder: no passage between `min_passage_tokens` and `passage_tokens`; widen the range"

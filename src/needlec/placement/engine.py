@@ -333,7 +333,6 @@ class Counter:
         self.tokenizer = index.tokenizer
         self._blanks = self.tokenizer.drops_blanks()  # counts add up across a blank (`joined`)
         self._memo: dict[str, int] = {}
-        self._words: dict[str, int] = {}  # `_count`: each piece's count, where texts count apart at blanks
         self._cuts: dict[str, tuple[int, int] | None] = {}
         self._interiors: dict[str, int] = {}
         self._totals: dict[str, int] = {}  # `tokens` of long insert texts
@@ -813,24 +812,12 @@ class Counter:
         return got
 
     def _count(self, text: str) -> int:
-        """The tokenizer's count of `text`. For one that discards whitespace (`Tokenizer.drops_blanks`: a
-        WordPiece's), from the pieces it counts apart at (`Tokenizer.apart`: its words, and a BERT file's CJK
-        ideographs), each piece's count kept, as a seam window, a prompt or a window's edge repeats the words of
-        the haystack and of the templates; only the pieces not counted before are encoded
-        (`Tokenizer.count_apart`: such a file's encoder costs several times tiktoken's per character)."""
+        """The tokenizer's count of `text`; for one that discards whitespace (`Tokenizer.drops_blanks`: a
+        WordPiece's), from the counts of the pieces it counts apart at (`Tokenizer.count_pieces`), as a seam
+        window, a prompt or a window's edge repeats the words of the haystack and of the templates."""
         if not self._blanks:
             return self.tokenizer.count(text)
-        pieces = self.tokenizer.apart(text)
-        if pieces is None:
-            return self.tokenizer.count(text)
-        words = self._words
-        fresh = [piece for piece in dict.fromkeys(pieces) if piece not in words]
-        if fresh:
-            if len(words) + len(fresh) > self.MEMO_LIMIT:
-                words.clear()
-                fresh = list(dict.fromkeys(pieces))
-            words.update(zip(fresh, self.tokenizer.count_apart(fresh), strict=True))
-        return sum(map(words.__getitem__, pieces))
+        return self.tokenizer.count_pieces(text)
 
     def _bounds(self, start: int, end: int) -> tuple[Callable[[int], int], Callable[[int], int]]:
         """The nearest safe point at or after x (else `end`) and at or before x (else `start`), within the
@@ -3026,16 +3013,16 @@ def needles_alone(
         chars.append(at)
         at += len(t)
     context = "".join(texts)
-    context_tokens = tokenizer.count(context)
-    joiner_tokens = tokenizer.count(joiner) if joiner else 0
+    context_tokens = tokenizer.count_pieces(context)
+    joiner_tokens = tokenizer.count_pieces(joiner) if joiner else 0
     offsets: list[int] = []
     through = 0  # tokens of the context up to the end of the previous needle
     for i, needle in enumerate(needles):
         offsets.append(through + joiner_tokens if i else 0)
-        through += tokenizer.count((joiner if i else "") + needle)
+        through += tokenizer.count_pieces((joiner if i else "") + needle)
     if through != context_tokens or any(
-        tokenizer.count(context[: chars[i]]) != offsets[i] for i in (1, len(needles) - 1) if 0 < i < len(needles)
+        tokenizer.count_pieces(context[: chars[i]]) != offsets[i] for i in (1, len(needles) - 1) if 0 < i < len(needles)
     ):
-        offsets = [tokenizer.count(context[:c]) if c else 0 for c in chars]
-    total = tokenizer.count(prefix + context + suffix) if prefix or suffix else context_tokens
+        offsets = [tokenizer.count_pieces(context[:c]) if c else 0 for c in chars]
+    total = tokenizer.count_pieces(prefix + context + suffix) if prefix or suffix else context_tokens
     return Placement(0, 0, inserts, total, context_tokens, tuple(offsets), tuple(chars))

@@ -252,7 +252,7 @@ def _gold_chunk(
     is counted as its parts (each document with the line break after it, memoised) where every cut between
     two parts counts apart (`TailMeasure.apart`), else encoded whole."""
     if chunk_tokens is None:
-        n = view.index.tokenizer.count(gold)
+        n = view.index.tokenizer.count_pieces(gold)
         return _GoldChunk("", gold, n, 0, n, None)
     text = view.index.text
     spans = view.passages.spans

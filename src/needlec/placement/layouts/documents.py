@@ -67,10 +67,10 @@ def place_documents(
     documents, or a distractor in the window contains one of `forbidden` (answers, gold names).
     """
     tokenizer = index.tokenizer
-    joiner_tokens = max(1, tokenizer.count(DOCUMENT_JOINER))
+    joiner_tokens = max(1, tokenizer.count_pieces(DOCUMENT_JOINER))
     # a label's cost at the largest number the length can show (documents take over 50 tokens)
-    label_tokens = tokenizer.count(layout.label.format(index=max(1, target // 50)))
-    gold_cost = sum(tokenizer.count(gold) + joiner_tokens + label_tokens for gold in golds)
+    label_tokens = tokenizer.count_pieces(layout.label.format(index=max(1, target // 50)))
+    gold_cost = sum(tokenizer.count_pieces(gold) + joiner_tokens + label_tokens for gold in golds)
     budget = target - counter.encoded(prefix + suffix) - gold_cost
     if budget < 0:
         raise ContractError(f"target length {target} is too small for the gold document(s) of the item")
@@ -347,7 +347,7 @@ def _assemble(
         "gold_index": [slot + layout.index_base for slot in slots],
         "gold_slot": list(slots),
         "first": s,
-        "filler_tokens": index.tokenizer.count(pad) if pad else 0,
+        "filler_tokens": index.tokenizer.count_pieces(pad) if pad else 0,
         "filler": layout.filler if pad else None,
     }
     return placement, info

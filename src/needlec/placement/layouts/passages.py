@@ -185,7 +185,7 @@ class PassageTable:
     def count(self, i: int, index: HaystackIndex) -> int:
         if i not in self.tokens:
             a, b = self.spans[i]
-            self.tokens[i] = index.tokenizer.count(index.text[a:b])
+            self.tokens[i] = index.tokenizer.count_pieces(index.text[a:b])
         return self.tokens[i]
 
 
@@ -214,9 +214,9 @@ def place_passages(
     """Whole passages from near `start` with the needle at the passage index for `depth`, exactly
     `target` tokens counted over `prefix + context + suffix` (both empty when only the context counts)."""
     frame = (prefix, suffix)
-    joiner_tokens = max(1, index.tokenizer.count(PASSAGE_JOINER))
-    label_tokens = index.tokenizer.count("[10] ")
-    needle_tokens = (index.tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
+    joiner_tokens = max(1, index.tokenizer.count_pieces(PASSAGE_JOINER))
+    label_tokens = index.tokenizer.count_pieces("[10] ")
+    needle_tokens = (index.tokenizer.count_pieces(needle) + joiner_tokens + label_tokens) if needle else 0
     first = bisect.bisect_left([a for a, _ in table.spans], start)
     if not distractors:
         result = _assemble(
@@ -313,7 +313,7 @@ def _assemble(
         "count": k + (1 if needle else 0),
         "needle_index": [j] if needle else [],
         "first": s,
-        "filler_tokens": index.tokenizer.count(pad) if pad else 0,
+        "filler_tokens": index.tokenizer.count_pieces(pad) if pad else 0,
         "filler": filler if pad else None,
         "numbered": numbered,
         "baseline": k == 0,
@@ -556,15 +556,15 @@ def place_ranked(
     (`start == end == 0`) and the whole context is one insert."""
     passages = ranker.passages
     memo = ranker.counts  # the ranker's own: one tokenizer per haystack view
-    joiner_tokens = max(1, tokenizer.count(PASSAGE_JOINER))
-    label_tokens = tokenizer.count("[10] ") if numbered else 0
-    needle_tokens = (tokenizer.count(needle) + joiner_tokens + label_tokens) if needle else 0
+    joiner_tokens = max(1, tokenizer.count_pieces(PASSAGE_JOINER))
+    label_tokens = tokenizer.count_pieces("[10] ") if numbered else 0
+    needle_tokens = (tokenizer.count_pieces(needle) + joiner_tokens + label_tokens) if needle else 0
     budget = target - measure([], "") - needle_tokens - 2  # keep a little room: seams may merge differently
     chosen: list[int] = []  # positions in the ranking, most similar first
     used = 0
     for r, p in enumerate(ranking.candidates):
         if p not in memo:
-            memo[p] = tokenizer.count(passages[p])
+            memo[p] = tokenizer.count_pieces(passages[p])
         cost = memo[p] + (joiner_tokens if chosen else 0) + label_tokens
         if used + cost <= budget:
             chosen.append(r)
@@ -593,13 +593,15 @@ def place_ranked(
         at = context.index(_label(j, numbered) + needle) + len(_label(j, numbered))
         needle_chars = (at,)
         needle_at = (
-            measure.before(pieces, j, _label(j, numbered)) if measure.pieces_ok else tokenizer.count(context[:at]),
+            measure.before(pieces, j, _label(j, numbered))
+            if measure.pieces_ok
+            else tokenizer.count_pieces(context[:at]),
         )
     if measure.pieces_ok:
         context_tokens = measure.bare(pieces, pad)
     else:
         context_tokens = (
-            measure.whole([body], pad) if not (measure.prefix or measure.suffix) else tokenizer.count(context)
+            measure.whole([body], pad) if not (measure.prefix or measure.suffix) else tokenizer.count_pieces(context)
         )
     placement = Placement(
         start=0,
@@ -678,7 +680,7 @@ class PieceMeasure:
     _kept: tuple[list[str], list[int], list[int], list[bool] | None] | None = field(default=None, repr=False)
 
     def whole(self, pieces: list[str], pad: str) -> int:
-        return self.tokenizer.count(self.prefix + "".join(pieces) + pad + self.suffix)
+        return self.tokenizer.count_pieces(self.prefix + "".join(pieces) + pad + self.suffix)
 
     def _apart(self, left: str, right: str) -> bool:
         """Whether `left + right` counts as `left` and `right` do apart, checked on `JOINT_CHARS` characters
@@ -688,7 +690,7 @@ class PieceMeasure:
         key = f"\0apart\0{a}\0{b}"
         got = self.memo.get(key)
         if got is None:
-            got = int(self.tokenizer.count(a + b) == self._memoised(a) + self._memoised(b))
+            got = int(self.tokenizer.count_pieces(a + b) == self._memoised(a) + self._memoised(b))
             if len(self.memo) >= 100_000:
                 self.memo.clear()
             self.memo[key] = got
@@ -779,7 +781,7 @@ class PieceMeasure:
         """Tokens of the pad alone: a long one's middle repeats by the filler's rate, where its cuts add up."""
         edges = self._pad_edges(pad)
         if edges is None or not (self._apart(edges[0], edges[1]) and self._apart(edges[1], edges[1])):
-            return self.tokenizer.count(pad)
+            return self.tokenizer.count_pieces(pad)
         head, edge = edges
         rate = self._rate()
         assert rate is not None
@@ -789,7 +791,7 @@ class PieceMeasure:
     def bare(self, pieces: list[str], pad: str) -> int:
         """Tokens of the context alone (no prompt around it), from the same pieces (`holds` checked them)."""
         if len(pieces) < 2:
-            return self.tokenizer.count("".join(pieces) + pad)
+            return self.tokenizer.count_pieces("".join(pieces) + pad)
         return self._sum(pieces, pad, "", "")
 
     def _memoised(self, text: str) -> int:
@@ -797,7 +799,7 @@ class PieceMeasure:
         if got is None:
             if len(self.memo) >= 100_000:
                 self.memo.clear()
-            got = self.memo[text] = self.tokenizer.count(text)
+            got = self.memo[text] = self.tokenizer.count_pieces(text)
         return got
 
     def _rate(self) -> int | None:
@@ -805,8 +807,8 @@ class PieceMeasure:
         one), else None."""
         key = f"\0filler rate\0{self.filler}"
         if key not in self.memo:
-            one = self.tokenizer.count(self.filler)
-            even = all(self.tokenizer.count(self.filler * n) == n * one for n in (64, 65))
+            one = self.tokenizer.count_pieces(self.filler)
+            even = all(self.tokenizer.count_pieces(self.filler * n) == n * one for n in (64, 65))
             self.memo[key] = one if even else -1
         rate = self.memo[key]
         return rate if rate > 0 else None
