@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from needlec.util.lines import Lines, line_blocks
+from needlec.util.lines import Lines, line_blocks, weighted_each
 
 
 @given(
@@ -104,6 +104,25 @@ def test_weights_of_blocks_are_their_lines_valued_and_counted(words: list[str], 
     for block in blocks:
         assert block.weighted(refuses_dots) == (None if dotted else block.count("\n") + 1)
         assert block.weighted(length) == len(block) + 1
+
+
+def test_weights_of_many_blocks_at_once_are_each_ones_own() -> None:
+    """`weighted_each` over the blocks of two streams, a hand-made `Lines` and one whose tally does not fit its
+    text: each stream's blocks valued as one by one (each line's length and line break, summed here from the
+    text), the hand-made one too, and None for the one that does not fit."""
+    first = line_blocks(["ab", "c", "..."], np.array([0, 1, 1, 2, 0, 2, 2, 1], dtype=np.int64), 3)
+    second = line_blocks(["xyz", "字字"], np.array([1, 0, 0, 1, 1], dtype=np.int64), 2)
+    made = Lines("q\nrr\nq", ["q", "rr"], [2, 1])
+    wrong = Lines("q\nrr", ["q"], [2])
+    texts = [second[1], first[0], made, first[2], wrong, second[0], first[1]]
+
+    def length(line: str) -> int:
+        return len(line) + 1
+
+    expected: list[int | None] = [sum(len(line) + 1 for line in str(text).split("\n")) for text in texts]
+    expected[4] = None
+    assert weighted_each(texts, length) == expected
+    assert weighted_each([], length) == []
 
 
 def test_long_or_unusual_words_are_written_the_plain_way() -> None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, overload
 from needlec.errors import ContractError
 from needlec.haystacks.index import CLASS_ANCHOR, LINE_CLASSES, SAFE_CLASSES, HaystackIndex, class_pattern
 from needlec.tokenizer import BLANKS, Tokenizer
-from needlec.util.lines import Lines
+from needlec.util.lines import Lines, weighted_each
 from needlec.util.rounding import round_many
 
 if TYPE_CHECKING:
@@ -627,6 +627,14 @@ class Counter:
         if not self._first_line_chars() or not text.consistent():
             return None
         return text.weighted(self._line_tokens, self._lines_tokens_many)
+
+    def _lines_tokens_each(self, texts: Sequence[Lines]) -> list[int | None]:
+        """`_lines_tokens` of each text, the blocks of one stream added up together (`weighted_each`)."""
+        if len(self._per_line) >= self.MEMO_LIMIT:
+            self._per_line.clear()
+        if not self._first_line_chars():
+            return [None] * len(texts)
+        return weighted_each(texts, self._line_tokens, self._lines_tokens_many)
 
     def _first_line_chars(self) -> Any:
         """The first characters of the verified line classes' lines, as a pattern (False: no such class)."""
@@ -2080,11 +2088,15 @@ def _needle_tokens(
         return list(map(own.__getitem__, needles))
     counts = [0] * len(needles)
     seen: dict[str, int] = {}
-    lined = joiner == "\n" and counter._first_line_chars()  # blocks of lines counted from their lines' counts
+    lined: dict[int, int | None] = {}  # blocks of lines counted from their lines' counts, all at once
+    if joiner == "\n" and counter._first_line_chars():
+        blocks = [(i, block) for i in order if isinstance(block := needles[i], Lines) and len(block) >= LONG_INSERT]
+        counted = counter._lines_tokens_each([block for _, block in blocks])
+        lined = dict(zip([i for i, _ in blocks], counted, strict=True))
     for i, whole in zip(order, texts, strict=True):
         needle = needles[i]
         if len(needle) >= LONG_INSERT:
-            got = counter._lines_tokens(needle) if lined and isinstance(needle, Lines) else None
+            got = lined.get(i)
             counts[i] = got if got is not None else counter.joined_tokens(needle, joiner, whole)
         else:
             got = seen.get(needle)

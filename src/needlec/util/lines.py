@@ -157,6 +157,24 @@ class _RunLines(Lines):
         return None if sums is None else sums[self._k]
 
 
+def weighted_each(texts: Sequence[Lines], value_of: Callable[[str], int], many: Many | None = None) -> list[int | None]:
+    """`text.weighted(value_of, many)` for each text, or None for one whose tally is not its text's
+    (`Lines.consistent`). The runs of one stream (`line_blocks`) are read from its sums (`_Runs.weighted`), worked out
+    once for all of them, without a call per run (FWE's hundred blocks an item)."""
+    got: list[int | None] = []
+    sums: list[int] | None = None
+    source: _Runs | None = None
+    for text in texts:
+        if type(text) is _RunLines:
+            if text._runs is not source:
+                source = text._runs
+                sums = source.weighted(value_of, many)
+            got.append(None if sums is None else sums[text._k])
+        else:
+            got.append(text.weighted(value_of, many) if text.consistent() else None)
+    return got
+
+
 def line_blocks(words: Sequence[str], ids: np.ndarray, parts: int) -> list[Lines]:
     """The stream of `words[i]` for `i` in `ids`, cut into `parts` consecutive runs whose sizes differ by at
     most one (the longer ones first), each run written one word per line (its words joined by line breaks), as a

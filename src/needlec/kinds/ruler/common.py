@@ -165,10 +165,13 @@ def shuffled_small(rng: random.Random, values: np.ndarray) -> np.ndarray:
         by_keys: np.ndarray = np.asarray(values, dtype=np.int64)[key_order(keys)]
         return by_keys
     low = np.uint64((1 << bits) - 1)
+    # in place, in the one buffer of keys: each large temporary costs fresh pages and a pass over memory
     keys &= ~low
-    keys |= np.asarray(values).astype(np.uint64)
+    values = np.asarray(values)
+    keys |= values.view(np.uint64) if values.dtype == np.int64 else values.astype(np.uint64)
     keys.sort()
-    shuffled_values: np.ndarray = (keys & low).astype(np.int64)
+    keys &= low
+    shuffled_values: np.ndarray = keys.view(np.int64)  # (values below 2^24: the same numbers)
     return shuffled_values
 
 
