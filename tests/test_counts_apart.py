@@ -93,6 +93,18 @@ def test_the_counter_counts_as_the_tokenizer_does(
     assert emptied  # the memo was full at least once on the way
 
 
+def test_long_pieces_are_counted_but_not_kept(minilm: HFTokenizer, texts: list[str]) -> None:
+    """A piece longer than `PIECE_CHARS_KEPT` (a passage of a script written without spaces is one piece) is
+    counted with the text, every time, and not kept; the short pieces beside it are."""
+    long = "".join(texts[0].split())[:400]  # a real passage with its blanks taken out: one piece
+    pieces = minilm.apart(f"{long} and {long[:50]} near")
+    assert pieces is not None and len(pieces) == 4
+    for text in (f"{long} and {long[:50]} near", f"near {long}", long):
+        assert minilm.count_pieces(text) == minilm.count(text)
+    kept = minilm._piece_counts
+    assert long not in kept and long[:50] in kept and "and" in kept and "near" in kept
+
+
 def test_ideographs_the_package_does_not_cut_stay_in_their_run(minilm: HFTokenizer) -> None:
     """Extension E from U+2B920 on is cut apart by the `tokenizers` package, the 256 code points before it are not
     (BERT's Python code has the block from U+2B820)."""

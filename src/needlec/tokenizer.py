@@ -164,6 +164,9 @@ class Tokenizer(ABC):
 
     PIECES_KEPT = 200_000
     """The most piece counts `count_pieces` keeps (all are dropped when it is full)."""
+    PIECE_CHARS_KEPT = 128
+    """The longest piece whose count `count_pieces` keeps: a script written without spaces (Thai) makes a whole
+    passage one piece, which would hold the memory of its text again in the memo; such a piece is counted anew."""
 
     def count_pieces(self, text: str) -> int:
         """`count(text)`, added up from the pieces the text counts apart at (`apart`) where the tokenizer can cut
@@ -183,7 +186,12 @@ class Tokenizer(ABC):
             if len(kept) + len(fresh) > self.PIECES_KEPT:
                 kept.clear()
                 fresh = list(dict.fromkeys(pieces))
-            kept.update(zip(fresh, self.count_apart(fresh), strict=True))
+            counted = self.count_apart(fresh)
+            if max(map(len, fresh)) > self.PIECE_CHARS_KEPT:  # long pieces are counted, not kept
+                now = dict(zip(fresh, counted, strict=True))
+                kept.update((piece, n) for piece, n in now.items() if len(piece) <= self.PIECE_CHARS_KEPT)
+                return sum(kept[piece] if piece in kept else now[piece] for piece in pieces)
+            kept.update(zip(fresh, counted, strict=True))
         return sum(map(kept.__getitem__, pieces))
 
     def splits_at(self, left: str, right: str) -> bool:
