@@ -378,6 +378,9 @@ def _cjk_ideograph(char: str) -> bool:
     return any(lo <= point <= hi for lo, hi in _CJK_IDEOGRAPHS)
 
 
+PUNCTUATION_APART = True
+"""Whether `apart` cuts a BERT pre-tokenizer's ASCII punctuation apart (`_Apart`)."""
+
 APART_BATCH = 8
 """The fewest pieces `HFTokenizer.count_apart` encodes together (an encode with offsets costs about 40 µs more than
 one without, and a short piece about 7 µs a call with all-MiniLM-L6-v2's file)."""
@@ -385,30 +388,35 @@ one without, and a short piece about 7 µs a call with all-MiniLM-L6-v2's file).
 
 class _Apart:
     """`HFTokenizer.apart`'s cutting: the runs of characters other than blanks (`BLANKS`); with `han`, each CJK
-    ideograph apart, but for one followed by a combining mark, which stays in its run. The standard `re` cuts
-    (several times faster than `regex`), `regex` only where a text holds a combining mark (`\\p{M}`)."""
+    ideograph apart, but for one followed by a combining mark, which stays in its run; with `punctuation` (ASCII
+    punctuation characters a BERT pre-tokenizer splits off), each of them apart too, in a text without combining
+    marks. The standard `re` cuts (several times faster than `regex`), `regex` only where a text holds a combining
+    mark (`\\p{M}`)."""
 
-    def __init__(self, han: bool) -> None:
+    def __init__(self, han: bool, punctuation: str = "") -> None:
         import re
 
         import regex
 
         blanks = "".join(f"\\U{ord(c):08x}" for c in sorted(BLANKS))
         cjk = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _CJK_IDEOGRAPHS)
+        marks = "".join(f"\\{c}" for c in sorted(punctuation))  # (every ASCII punctuation character escaped)
+        apart = f"[{marks}]|" if marks else ""
         self.han = han
         self.runs = re.compile(f"[^{blanks}]+").findall
-        self.ideographs = re.compile(f"[{cjk}]|[^{blanks}{cjk}]+").findall
+        self.words = re.compile(f"{apart}[^{blanks}{marks}]+").findall  # runs, punctuation apart
+        self.ideographs = re.compile(f"[{cjk}]|{apart}[^{blanks}{cjk}{marks}]+").findall
         self.marked = regex.compile(f"[{cjk}](?!\\p{{M}})|(?:[{cjk}](?=\\p{{M}})|[^{blanks}{cjk}])+").findall
         self.mark = regex.compile(r"\p{M}").search
 
     def __call__(self, text: str) -> list[str]:
         pieces: list[str]
-        if not self.han or text.isascii():
-            pieces = self.runs(text)
-        elif self.mark(text) is None:
-            pieces = self.ideographs(text)
+        if text.isascii():
+            pieces = self.words(text)
+        elif self.mark(text) is not None:  # a mark may join the character before it: no cut but blanks (and han)
+            pieces = self.marked(text) if self.han else self.runs(text)
         else:
-            pieces = self.marked(text)
+            pieces = self.ideographs(text) if self.han else self.words(text)
         return pieces
 
 
@@ -448,6 +456,7 @@ class HFTokenizer(Tokenizer):
         self._joints: dict[tuple[str, str], bool] = {}  # `splits_at` by character pair
         self._added_pairs: frozenset[str] = frozenset()  # every two characters in a row of an added token's text
         self._added_han = False  # an added token's text holds a CJK ideograph
+        self._added_chars: frozenset[str] = frozenset()  # the characters of the added tokens' texts
         self._apart: _Apart | None = None  # `apart`'s cutting
         self.name = name
         self.vocab_sha256 = hashlib.sha256(data).hexdigest()
@@ -507,6 +516,7 @@ class HFTokenizer(Tokenizer):
             spaced = spaced or any(getattr(t, flag, True) for t in tokens for flag in flags)
             self._added_pairs = frozenset(text[i : i + 2] for text in added for i in range(len(text) - 1))
             self._added_han = any(_cjk_ideograph(c) for text in added for c in text)
+            self._added_chars = frozenset("".join(added))
             pre, norm = state(tok.pre_tokenizer), state(tok.normalizer)
             self._drops = not spaced and _discards_blanks(pre, norm)
             if self._drops:
@@ -546,7 +556,8 @@ class HFTokenizer(Tokenizer):
             return None
         cut = self._apart
         if cut is None:
-            cut = self._apart = _Apart(self._han and not self._added_han)
+            punctuation = "".join(c for c in string.punctuation if c not in self._added_chars) if self._isolates else ""
+            cut = self._apart = _Apart(self._han and not self._added_han, punctuation if PUNCTUATION_APART else "")
         return cut(text)
 
     def count_apart(self, pieces: list[str]) -> list[int]:
