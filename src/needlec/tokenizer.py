@@ -155,7 +155,8 @@ class Tokenizer(ABC):
         """`text` cut into the pieces it counts apart at, blanks dropped: the pieces' counts, each encoded alone,
         add up to the text's (`count`); None where the tokenizer cannot say (the text is then counted whole). For a
         tokenizer that discards whitespace (`drops_blanks`), the runs between blanks and, for BERT's normaliser,
-        each CJK ideograph apart (`splits_at`): a long text is then counted from its words, which recur."""
+        each CJK ideograph apart, and for BERT's pre-tokenizer each ASCII punctuation character (`splits_at`): a
+        long text is then counted from its words, which recur."""
         return None
 
     def count_apart(self, pieces: list[str]) -> list[int]:
@@ -551,7 +552,9 @@ class HFTokenizer(Tokenizer):
         """The runs between blanks, where the file discards whitespace (`drops_blanks`); with BERT's normaliser
         (`handle_chinese_chars`) each CJK ideograph also apart, but for one followed by a combining mark, which
         stays in its run, and not at all where an added token's text holds an ideograph (`splits_at`'s exceptions,
-        the second taken for the whole file)."""
+        the second taken for the whole file); with BERT's pre-tokenizer, which splits punctuation off, each ASCII
+        punctuation character apart too, but for one an added token's text holds (`[SEP]` keeps its brackets), and
+        none in a text with a combining mark (`_Apart`)."""
         if not self.drops_blanks():
             return None
         cut = self._apart
