@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,20 +107,20 @@ def test_long_pieces_are_counted_but_not_kept(minilm: HFTokenizer, texts: list[s
     assert long not in kept and long[:50] in kept and "and" in kept and "near" in kept
 
 
-def _variant(tmp_path: Path, name: str, edit: object) -> HFTokenizer:
-    """all-MiniLM-L6-v2's file changed by `edit` (a function of its parsed JSON), loaded."""
+def _variant(tmp_path: Path, name: str, edit: Callable[[dict[str, Any]], None]) -> HFTokenizer:
+    """all-MiniLM-L6-v2's file changed by `edit` (in its parsed JSON), loaded."""
     data = json.loads(MINILM.read_text(encoding="utf-8"))
-    edit(data)  # type: ignore[operator]
+    edit(data)
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     return HFTokenizer(path, name)
 
 
-def _composing(data: dict[str, object]) -> None:  # NFC first: "<" and U+0338 compose into "≮", not punctuation
+def _composing(data: dict[str, Any]) -> None:  # NFC first: "<" and U+0338 compose into "≮", not punctuation
     data["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "NFC"}, data["normalizer"]]}
 
 
-def _dotted(data: dict[str, object]) -> None:  # an added token holding "." and "-"
+def _dotted(data: dict[str, Any]) -> None:  # an added token holding "." and "-"
     added = data["added_tokens"]
     assert isinstance(added, list)
     entry = {**added[-1], "id": 30522, "content": "a.b-c", "normalized": False, "special": True}
