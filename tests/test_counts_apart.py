@@ -11,8 +11,10 @@ combining mark after an ideograph, added tokens, full-width characters, ideograp
 
 from __future__ import annotations
 
+import bisect
 import json
 import random
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -93,6 +95,42 @@ def test_the_counter_counts_as_the_tokenizer_does(
         assert minilm.count_pieces(text) == minilm.count(text)
         emptied += len(minilm._piece_counts) < before
     assert emptied  # the memo was full at least once on the way
+
+
+def test_haystack_stretches_between_splits_are_counted_from_the_index(
+    minilm: HFTokenizer, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Counter.plain` takes a stretch of the haystack that ends at a safe point or a blank from the index's token
+    starts (`_stretch`), not from an encode: on English prose and on lines of random UUIDs (a RULER multikey_3
+    haystack's shape, whose safe points fall inside each UUID), every count of a random stretch with a suffix
+    equals a whole encode, and the index's arithmetic answered most of them."""
+    rng = random.Random(12)
+    uuids = " ".join(
+        f"Key {uuid.UUID(int=rng.getrandbits(128))} is {uuid.UUID(int=rng.getrandbits(128))}." for _ in range(300)
+    )
+    used = [0]
+    stretch = Counter._stretch
+
+    def counted(self: Counter, *args: Any) -> int | None:
+        got = stretch(self, *args)
+        used[0] += got is not None
+        return got
+
+    monkeypatch.setattr(Counter, "_stretch", counted)
+    for haystack in (texts[0][:40_000], uuids):
+        index = HaystackIndex(Haystack("h0", haystack), haystack, 1, minilm)
+        counter = Counter(index)
+        ends = index.boundaries("sentence")
+        used[0] = 0
+        for _ in range(300):
+            start = rng.randrange(len(haystack) - 2_000)
+            at = bisect.bisect_left(ends, start + rng.randrange(40, 2_000))
+            end = ends[min(at, len(ends) - 1)] - 1  # a sentence's end, before the blank after it
+            if end <= start:
+                continue
+            suffix = rng.choice(["", " ", "\n\nQuestion: which key?", "x", "-", "[SEP] y", "中文"])
+            assert counter.plain(start, end, suffix) == minilm.count(haystack[start:end] + suffix)
+        assert used[0] > 300  # most of the 300 counts took both of their edges from the index
 
 
 def test_long_pieces_are_counted_but_not_kept(minilm: HFTokenizer, texts: list[str]) -> None:

@@ -1240,7 +1240,33 @@ class Counter:
         if i < 0 or safe[i] <= safe[j]:  # the two edge windows touch: one window
             return encoded(text[start:end] + suffix)
         between = index.safe_tok[i] - index.safe_tok[j]
-        return encoded(text[start : safe[j]]) + between + self.joined(text[safe[i] : end], suffix)
+        head = self._stretch(start, safe[j], None, j)
+        if head is None:
+            head = encoded(text[start : safe[j]])
+        if self._blanks and (not suffix or self.tokenizer.splits_at(text[end - 1 : end], suffix[:1])):
+            tail = self._stretch(safe[i], end, i, None)
+            if tail is not None:
+                return head + between + tail + (encoded(suffix) if suffix else 0)
+        return head + between + self.joined(text[safe[i] : end], suffix)
+
+    def _stretch(self, a: int, b: int, safe_a: int | None, safe_b: int | None) -> int | None:
+        """Tokens of the haystack's `text[a:b]` from its token starts, without an encode, for a tokenizer that
+        discards whitespace (`drops_blanks`) where the text splits at both ends: each is a safe point (`safe_a`,
+        `safe_b`: its index in `safe`, where the caller knows it is one), the text's edge, or next to a blank. The
+        tokens of the whole haystack that begin in the stretch are then the stretch's own: none crosses an end,
+        and the pieces between are cut as they are in the haystack. None where that does not hold (a seam
+        window's edge fragment of a UUID, counted here, is a piece no other text holds)."""
+        if not self._blanks:
+            return None
+        index, text = self.index, self.index.text
+        n = len(text)
+        for x, known in ((a, safe_a), (b, safe_b)):
+            if known is None and 0 < x < n and text[x - 1] not in BLANKS and text[x] not in BLANKS:
+                return None
+        starts = index.tok_char
+        first = index.safe_tok[safe_a] if safe_a is not None else bisect.bisect_left(starts, a)
+        last = index.safe_tok[safe_b] if safe_b is not None else bisect.bisect_left(starts, b)
+        return last - first
 
     def frame_delta(self, start: int, end: int, inserts: list[Insert], prefix: str, suffix: str) -> int:
         """count(prefix + C + suffix) - count(C) for the assembled context C, from its two edge windows only.
