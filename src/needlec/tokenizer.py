@@ -379,9 +379,6 @@ def _cjk_ideograph(char: str) -> bool:
     return any(lo <= point <= hi for lo, hi in _CJK_IDEOGRAPHS)
 
 
-PUNCTUATION_APART = True
-"""Whether `apart` cuts a BERT pre-tokenizer's ASCII punctuation apart (`_Apart`)."""
-
 APART_BATCH = 8
 """The fewest pieces `HFTokenizer.count_apart` encodes together (an encode with offsets costs about 40 µs more than
 one without, and a short piece about 7 µs a call with all-MiniLM-L6-v2's file)."""
@@ -560,7 +557,7 @@ class HFTokenizer(Tokenizer):
         cut = self._apart
         if cut is None:
             punctuation = "".join(c for c in string.punctuation if c not in self._added_chars) if self._isolates else ""
-            cut = self._apart = _Apart(self._han and not self._added_han, punctuation if PUNCTUATION_APART else "")
+            cut = self._apart = _Apart(self._han and not self._added_han, punctuation)
         return cut(text)
 
     def count_apart(self, pieces: list[str]) -> list[int]:

@@ -621,12 +621,7 @@ class Counter:
         ends with no whitespace (the text then splits at each of its line starts as `_interior` splits a block
         of lines; a byte-level BPE can join a space before a line break with it alone but not before a line);
         None otherwise, or where the tally is not the text's (`Lines.consistent`)."""
-        per_line = self._per_line
-        if len(per_line) >= self.MEMO_LIMIT:
-            per_line.clear()
-        if not self._first_line_chars() or not text.consistent():
-            return None
-        return text.weighted(self._line_tokens, self._lines_tokens_many)
+        return self._lines_tokens_each([text])[0]
 
     def _lines_tokens_each(self, texts: Sequence[Lines]) -> list[int | None]:
         """`_lines_tokens` of each text, the blocks of one stream added up together (`weighted_each`)."""
@@ -2115,7 +2110,7 @@ def _needle_tokens(
     counts = [0] * len(needles)
     seen: dict[str, int] = {}
     lined: dict[int, int | None] = {}  # blocks of lines counted from their lines' counts, all at once
-    if joiner == "\n" and counter._first_line_chars():
+    if joiner == "\n":
         blocks = [(i, block) for i in order if isinstance(block := needles[i], Lines) and len(block) >= LONG_INSERT]
         counted = counter._lines_tokens_each([block for _, block in blocks])
         lined = dict(zip([i for i, _ in blocks], counted, strict=True))
